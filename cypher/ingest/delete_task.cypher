@@ -1,0 +1,11 @@
+// name: delete_task
+// mode: write
+// params: task_key
+// Removes a task's nodes, edges and task record in one statement (atomic on both engines).
+// Used to clear a staging copy left by an interrupted ingest.
+OPTIONAL MATCH (t:Task {task_key: $task_key})
+DETACH DELETE t
+WITH count(*) AS tasks
+OPTIONAL MATCH (n:Node {task_key: $task_key})
+DETACH DELETE n
+RETURN count(n) AS nodes

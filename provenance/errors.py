@@ -1,0 +1,92 @@
+"""The one error tree of provrepair.
+
+    ProvrepairError                   base of everything we raise on purpose
+    ├── UserError                     the user can fix it; the CLI prints `Type: message`, exit 2
+    │   ├── InputError                a file or stream cannot be read as cases/events
+    │   │                             (not UTF-8, truncated JSON, empty, oversized line)
+    │   ├── CaseError                 a case breaks a rule of case-format.md; names task, field, id
+    │   ├── TaskNotFound              no task with that id in the store
+    │   ├── TaskConflict              the task exists with other content (use --replace), or
+    │   │                             is being written by another process
+    │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
+    │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
+    └── InternalError                 our bug: a traceback is printed
+        ├── QueryFileError            a cypher/ file is malformed (file:line in the message)
+        └── StoreError                the engine rejected a query we sent (driver error mapped)
+
+Driver and pydantic errors are mapped here (`raise ... from e`) by `map_driver_error` and
+by `provenance.validate`; nothing else in the product raises bare library errors at users.
+"""
+
+from __future__ import annotations
+
+
+class ProvrepairError(Exception):
+    """Base class of every error provrepair raises on purpose."""
+
+
+class UserError(ProvrepairError):
+    """An error the user caused and can fix; reported as one line, exit code 2."""
+
+
+class InputError(UserError):
+    """A file or stream could not be read as JSON cases or events."""
+
+
+class CaseError(UserError):
+    """A case (or a live event) breaks a rule of case-format.md."""
+
+    def __init__(self, task_id: str | None, field: str, offending_id: str | None, problem: str):
+        self.task_id = task_id
+        self.field = field
+        self.offending_id = offending_id
+        self.problem = problem
+        where = f"task {task_id!r}" if task_id is not None else "case without a task_id"
+        ident = f", id {offending_id!r}" if offending_id is not None else ""
+        super().__init__(f"{where}, field {field}{ident}: {problem}")
+
+
+class TaskNotFound(UserError):
+    """No task with that id is stored."""
+
+
+class TaskConflict(UserError):
+    """The task exists with different content, or another writer holds it."""
+
+
+class ConfigError(UserError):
+    """A PROVREPAIR_* setting is missing or malformed."""
+
+
+class StoreUnavailable(UserError):
+    """The graph store cannot be reached or started."""
+
+
+class InternalError(ProvrepairError):
+    """A bug in provrepair itself; the CLI shows a traceback."""
+
+
+class QueryFileError(InternalError):
+    """A file under cypher/ is malformed; the message starts with file:line."""
+
+
+class StoreError(InternalError):
+    """The engine rejected a query provrepair sent."""
+
+
+def map_driver_error(exc: BaseException, query_name: str) -> ProvrepairError:
+    """Translate an engine/driver exception into the project tree.
+
+    Connection and authentication failures are the user's environment (StoreUnavailable);
+    anything the engine says about a query we sent is our bug (StoreError).
+    """
+    import neo4j.exceptions as neo
+    import redis.exceptions as rex
+
+    # Authentication first: redis' AuthenticationError is a ConnectionError subclass.
+    if isinstance(exc, (rex.AuthenticationError, neo.AuthError)):
+        return StoreUnavailable(f"the graph store refused the credentials: {type(exc).__name__}")
+    if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, neo.ServiceUnavailable,
+                        neo.SessionExpired, ConnectionError, OSError)):
+        return StoreUnavailable(f"cannot reach the graph store running {query_name}: {exc}")
+    return StoreError(f"query {query_name} failed: {exc}")

@@ -1,0 +1,98 @@
+"""Case records ↔ graph rows: the property layout of nodes, edges and the task record.
+
+Every node carries `uid` (indexed key), `task_key` (indexed), `task_id` and `id` verbatim,
+`kind`, `position` (order in its list of the case, for exact read-back) and `ts` (the
+spec's node timestamp: step `timestamp`, memory `created_at`, input `timestamp`). Scalar
+and list-of-string fields are properties; nested values (`tool_args`, `facts`,
+`derivation`) are JSON strings (`*_json`), since neither engine stores maps in properties.
+Null fields are left out. `fault_type` is evaluation-only and goes to the vault instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from provenance.edges import Edge, NodeKind
+from provenance.keys import node_uid
+from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+
+JSON_FIELDS = ("tool_args", "facts", "derivation")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _node(key: str, node_id: str, task_id: str, kind: str, position: int, ts: int,
+          fields: dict[str, Any]) -> dict[str, Any]:
+    props = {k: v for k, v in fields.items() if v is not None}
+    props.update(task_key=key, task_id=task_id, id=node_id, kind=kind, position=position, ts=ts)
+    return {"uid": node_uid(key, node_id), "props": props}
+
+
+def input_row(key: str, record: UserInput, position: int) -> dict[str, Any]:
+    fields = record.model_dump(mode="json", exclude={"input_id", "task_id"})
+    return _node(key, record.input_id, record.task_id, NodeKind.USER_INPUT, position,
+                 record.timestamp, fields)
+
+
+def memory_row(key: str, record: MemoryRecord, position: int) -> dict[str, Any]:
+    fields = record.model_dump(mode="json", exclude={"memory_id", "task_id", "fault_type"})
+    return _node(key, record.memory_id, record.task_id, NodeKind.MEMORY, position,
+                 record.created_at, fields)
+
+
+def step_row(key: str, record: ExecutionStep, position: int) -> dict[str, Any]:
+    fields = record.model_dump(mode="json", exclude={"step_id", "task_id", *JSON_FIELDS})
+    for name in JSON_FIELDS:
+        value = getattr(record, name)
+        if value is not None:
+            dumped = [f.model_dump(mode="json") for f in value] if name == "facts" else value
+            fields[f"{name}_json"] = dumps(dumped)
+    return _node(key, record.step_id, record.task_id, NodeKind.STEP, position,
+                 record.timestamp, fields)
+
+
+def edge_row(key: str, edge: Edge) -> dict[str, Any]:
+    return {"src": node_uid(key, edge.src), "dst": node_uid(key, edge.dst),
+            "label": edge.label.value, "sufficient": edge.sufficient}
+
+
+def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "task_id": case.task_id, "domain": case.domain,
+        "diagnosed_faults": list(case.diagnosed_faults),
+        "tools_json": dumps([t.model_dump(mode="json") for t in case.tools]),
+        "world_json": dumps(case.world), "complete": complete,
+    }
+    if content_hash is not None:
+        props["content_hash"] = content_hash
+    return props
+
+
+# -- graph → records ---------------------------------------------------------------------
+
+_NODE_ONLY = {"uid", "task_key", "id", "kind", "position", "ts"}
+
+
+def record_from_props(props: dict[str, Any]) -> UserInput | MemoryRecord | ExecutionStep:
+    """Rebuild the case record a node row came from."""
+    fields = {k: v for k, v in props.items() if k not in _NODE_ONLY}
+    kind = props["kind"]
+    if kind == NodeKind.USER_INPUT:
+        return UserInput.model_validate({"input_id": props["id"], **fields})
+    if kind == NodeKind.MEMORY:
+        # Required-but-nullable fields were left out of the node when null.
+        fields.setdefault("last_modified_by", None)
+        fields.setdefault("supersedes", None)
+        return MemoryRecord.model_validate({"memory_id": props["id"], **fields})
+    for name in JSON_FIELDS:
+        raw = fields.pop(f"{name}_json", None)
+        if raw is not None:
+            fields[name] = json.loads(raw)
+    return ExecutionStep.model_validate({"step_id": props["id"], **fields})
+
+
+def tools_from_props(props: dict[str, Any]) -> list[ToolSpec]:
+    return [ToolSpec.model_validate(t) for t in json.loads(props.get("tools_json", "[]"))]

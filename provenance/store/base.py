@@ -1,0 +1,78 @@
+"""The adapter interface: the only thing the rest of provrepair knows about a graph store.
+
+    store.run(name, params)   → list of plain dict rows (one statement, atomic)
+    store.write(statements)   → an ordered unit of write statements
+
+`write` is one transaction on Neo4j. On FalkorDB, which has no multi-statement
+transactions, each statement is atomic on its own and they run in order: callers therefore
+make every statement idempotent and order them so that a crash between any two leaves a
+state the next run completes (see provenance.ingest). Parameters are always passed as
+parameters; query texts come only from the cypher/ registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from provenance.errors import InternalError
+from provenance.store.queries import Query, QueryRegistry, load_registry
+
+Row = dict[str, Any]
+Statement = tuple[str, Mapping[str, Any]]
+
+
+class GraphStore(ABC):
+    """A graph database holding provenance graphs; one subclass per engine."""
+
+    engine: str = ""
+
+    def __init__(self, registry: QueryRegistry | None = None):
+        self.registry = registry or load_registry()
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run the named query with parameters; return its rows as plain dicts."""
+        query = self._checked(name, params or {})
+        return self._execute(query, params or {})
+
+    def write(self, statements: Sequence[Statement]) -> None:
+        """Run write statements in order (see the module docstring for atomicity)."""
+        for name, params in statements:
+            self.run(name, params)
+
+    def _checked(self, name: str, params: Mapping[str, Any]) -> Query:
+        query = self.registry[name]
+        if set(params) != query.params:
+            raise InternalError(
+                f"{query.path}: called with params {sorted(params)}, declares {sorted(query.params)}")
+        return query
+
+    @abstractmethod
+    def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]: ...
+
+    @abstractmethod
+    def ensure_schema(self) -> None:
+        """Create the indexes/constraints of cypher/schema/<engine>/ if missing."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Where this store is (URI without credentials), for status output."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def plain(value: Any) -> Any:
+    """Engine result values → plain Python (OrderedDict → dict, recursively)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value

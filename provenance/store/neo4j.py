@@ -1,0 +1,72 @@
+"""Neo4j 5 through the official driver: managed transactions, `database_` always passed.
+
+A write unit (`write`) is one managed transaction, retried by the driver on transient
+errors; the statements are idempotent anyway, so a retry cannot duplicate anything.
+The vault (evaluation-only data) lives in PROVREPAIR_VAULT_DATABASE when set, else in the
+same database under its own label, which no planner query matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import neo4j
+
+from provenance.errors import ProvrepairError, map_driver_error
+from provenance.store.base import GraphStore, Row, Statement, plain
+from provenance.store.queries import Query, QueryRegistry
+
+
+class Neo4jStore(GraphStore):
+    engine = "neo4j"
+
+    def __init__(self, uri: str, user: str, password: str, *, database: str = "neo4j",
+                 vault_database: str | None = None, registry: QueryRegistry | None = None):
+        super().__init__(registry)
+        self.uri = uri
+        self._databases = {"graph": database, "vault": vault_database or database}
+        try:
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+        except Exception as exc:  # malformed URI and the like
+            raise map_driver_error(exc, "connect") from exc
+
+    def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
+        routing = neo4j.RoutingControl.READ if query.mode == "read" else neo4j.RoutingControl.WRITE
+        try:
+            records, _, _ = self._driver.execute_query(
+                query.text, dict(params), database_=self._databases[query.target],
+                routing_=routing)
+        except ProvrepairError:
+            raise
+        except Exception as exc:
+            raise map_driver_error(exc, query.path) from exc
+        return [plain(record.data()) for record in records]
+
+    def write(self, statements: Sequence[Statement]) -> None:
+        """One managed transaction per database touched, in statement order."""
+        by_target: dict[str, list[tuple[Query, Mapping[str, Any]]]] = {}
+        for name, params in statements:
+            query = self._checked(name, params)
+            by_target.setdefault(query.target, []).append((query, params))
+        for target, batch in by_target.items():
+            def work(tx: neo4j.ManagedTransaction, batch: list = batch) -> None:
+                for query, params in batch:
+                    tx.run(query.text, dict(params)).consume()
+            try:
+                with self._driver.session(database=self._databases[target]) as session:
+                    session.execute_write(work)
+            except ProvrepairError:
+                raise
+            except Exception as exc:
+                raise map_driver_error(exc, batch[0][0].path) from exc
+
+    def ensure_schema(self) -> None:
+        for query in self.registry.schema[self.engine]:
+            self._execute(query, {})
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self.engine, "uri": self.uri, "database": self._databases["graph"]}
+
+    def close(self) -> None:
+        self._driver.close()

@@ -1,0 +1,118 @@
+"""The cypher/ registry: every query the product runs, loaded once from package files.
+
+Each file holds one query and an aiosql-like header::
+
+    // name: merge_steps        (must equal the file name without .cypher)
+    // mode: write              (read | write)
+    // params: rows, task_id    (comma separated; empty when none)
+
+Loading rejects a file whose declared and used `$params` differ, a missing or malformed
+header, a name that is not the file's, or a duplicate name; the message starts with
+`cypher/<path>:<line>:`. Files under `cypher/schema/<engine>/` are DDL, kept per engine
+(the one place where FalkorDB and Neo4j differ) and run in file-name order.
+Files under `cypher/vault/` run against the evaluation vault, never the planner's graph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from importlib.abc import Traversable
+
+from provenance.errors import QueryFileError
+
+HEADER = re.compile(r"^//\s*(name|mode|params)\s*:(.*)$")
+PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+# String literals, quoted identifiers and comments, which may contain `$` harmlessly.
+NOT_CODE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.S)
+ENGINES = ("falkordb", "neo4j")
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    mode: str               # "read" | "write"
+    params: frozenset[str]
+    text: str
+    path: str               # "cypher/ingest/merge_steps.cypher"
+    target: str             # "graph" | "vault"
+
+
+@dataclass(frozen=True)
+class QueryRegistry:
+    queries: dict[str, Query]
+    schema: dict[str, tuple[Query, ...]]  # engine → DDL statements in order
+
+    def __getitem__(self, name: str) -> Query:
+        try:
+            return self.queries[name]
+        except KeyError:
+            raise QueryFileError(f"no query named {name!r} under cypher/") from None
+
+
+def parse_query(text: str, path: str, target: str = "graph") -> Query:
+    """Parse and check one query file's text."""
+    header: dict[str, tuple[int, str]] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        match = HEADER.match(line.strip())
+        if match:
+            header[match.group(1)] = (lineno, match.group(2).strip())
+    for key in ("name", "mode", "params"):
+        if key not in header:
+            raise QueryFileError(f"{path}:1: header line '// {key}:' is missing")
+    name_line, name = header["name"]
+    stem = path.rsplit("/", 1)[-1].removesuffix(".cypher")
+    if name != stem:
+        raise QueryFileError(f"{path}:{name_line}: name {name!r} differs from the file name {stem!r}")
+    mode_line, mode = header["mode"]
+    if mode not in ("read", "write"):
+        raise QueryFileError(f"{path}:{mode_line}: mode must be read or write, not {mode!r}")
+    params_line, params_text = header["params"]
+    declared = {p.strip() for p in params_text.split(",") if p.strip()}
+    _check_params(text, path, params_line, declared)
+    return Query(name, mode, frozenset(declared), text, path, target)
+
+
+def _check_params(text: str, path: str, params_line: int, declared: set[str]) -> None:
+    code = NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    used: dict[str, int] = {}
+    for match in PARAM.finditer(code):
+        used.setdefault(match.group(1), code.count("\n", 0, match.start()) + 1)
+    for name, line in sorted(used.items(), key=lambda kv: kv[1]):
+        if name not in declared:
+            raise QueryFileError(f"{path}:{line}: ${name} is used but not declared in '// params:'")
+    for name in sorted(declared - used.keys()):
+        raise QueryFileError(f"{path}:{params_line}: ${name} is declared but never used")
+
+
+def _walk(folder: Traversable, prefix: str) -> list[tuple[str, Traversable]]:
+    found: list[tuple[str, Traversable]] = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        rel = f"{prefix}/{entry.name}"
+        if entry.is_dir():
+            found.extend(_walk(entry, rel))
+        elif entry.name.endswith(".cypher"):
+            found.append((rel, entry))
+    return found
+
+
+@cache
+def load_registry(package: str = "cypher") -> QueryRegistry:
+    """Load and check every query file once per process."""
+    queries: dict[str, Query] = {}
+    schema: dict[str, list[Query]] = {engine: [] for engine in ENGINES}
+    for rel, entry in _walk(resources.files(package), package):
+        parts = rel.split("/")
+        target = "vault" if parts[1] == "vault" else "graph"
+        query = parse_query(entry.read_text(encoding="utf-8"), rel, target)
+        if parts[1] == "schema":
+            if len(parts) != 4 or parts[2] not in ENGINES:
+                raise QueryFileError(f"{rel}:1: schema files live in cypher/schema/<engine>/")
+            schema[parts[2]].append(query)
+        elif query.name in queries:
+            raise QueryFileError(f"{rel}:1: name {query.name!r} is also used by {queries[query.name].path}")
+        else:
+            queries[query.name] = query
+    return QueryRegistry(queries, {e: tuple(q) for e, q in schema.items()})

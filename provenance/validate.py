@@ -1,0 +1,297 @@
+"""The 'Rejected input' rules of case-format.md, applied whole-case or one record at a time.
+
+`parse_case` turns raw JSON data into a `Case` (pydantic errors mapped to `CaseError`), then
+`validate_case` runs the cross-record rules through `CaseValidator`, the same object the live
+recorder feeds event by event. Every error names the task, the field and the offending id.
+
+Choices where the spec is silent (kept here so users and tests see one place):
+- every record's `task_id` must equal the case's `task_id`;
+- strings may not contain NUL or unpaired surrogates: the embedded engine cannot store NUL
+  (its protocol ends the query there) and neither can be UTF-8 encoded, so both engines
+  reject them alike instead of one silently truncating;
+- a reference whose target is not yet known is held pending (the live recorder sees forward
+  references such as `next_step_ids`) and reported by `finish()` if it never resolves.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from provenance.edges import NodeKind
+from provenance.errors import CaseError
+from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
+
+ANY_KIND = frozenset({NodeKind.USER_INPUT, NodeKind.MEMORY, NodeKind.STEP})
+STEP = frozenset({NodeKind.STEP})
+MEMORY = frozenset({NodeKind.MEMORY})
+INPUT_OR_STEP = frozenset({NodeKind.USER_INPUT, NodeKind.STEP})
+ID_FIELDS = ("input_id", "memory_id", "step_id")
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Reference:
+    field: str          # e.g. "trace[3].used_ids"
+    owner: str          # the id of the record holding the reference
+    target: str         # the referenced id
+    allowed: frozenset[str]
+
+
+def step_references(step: ExecutionStep, where: str) -> Iterator[Reference]:
+    sid = step.step_id
+    for name, ids, allowed in (
+        ("used_ids", step.used_ids, ANY_KIND),
+        ("prev_step_ids", step.prev_step_ids, STEP),
+        ("next_step_ids", step.next_step_ids, STEP),
+        ("generated_memory_ids", step.generated_memory_ids, MEMORY),
+        ("invalidated_memory_ids", step.invalidated_memory_ids, MEMORY),
+    ):
+        for target in ids:
+            yield Reference(f"{where}.{name}", sid, target, allowed)
+
+
+def memory_references(memory: MemoryRecord, where: str) -> Iterator[Reference]:
+    mid = memory.memory_id
+    for target in memory.derived_from:
+        yield Reference(f"{where}.derived_from", mid, target, MEMORY)
+    if memory.supersedes is not None:
+        yield Reference(f"{where}.supersedes", mid, memory.supersedes, MEMORY)
+    if memory.last_modified_by is not None:
+        yield Reference(f"{where}.last_modified_by", mid, memory.last_modified_by, INPUT_OR_STEP)
+
+
+def _kind_names(kinds: frozenset[str]) -> str:
+    names = {NodeKind.USER_INPUT: "a user input", NodeKind.MEMORY: "a memory",
+             NodeKind.STEP: "a step"}
+    return " or ".join(names[k] for k in sorted(kinds))
+
+
+class CaseValidator:
+    """Cross-record rules for one task, fed record by record (batch or live)."""
+
+    def __init__(self, task_id: str, *, check_cycles_per_step: bool = True):
+        self.task_id = task_id
+        self.kinds: dict[str, str] = {}
+        self.pending: list[Reference] = []
+        self.chain_out: dict[str, set[str]] = defaultdict(set)
+        self.check_cycles_per_step = check_cycles_per_step
+
+    def error(self, field: str, offending: str | None, problem: str) -> CaseError:
+        return CaseError(self.task_id, field, offending, problem)
+
+    def add_input(self, user_input: UserInput, where: str = "session") -> None:
+        self._admit(user_input.input_id, user_input.task_id, NodeKind.USER_INPUT, where)
+
+    def add_memory(self, memory: MemoryRecord, where: str = "memory") -> None:
+        self._subset(memory.sufficient_from, memory.derived_from, f"{where}.sufficient_from",
+                     "derived_from", memory.memory_id)
+        self._admit(memory.memory_id, memory.task_id, NodeKind.MEMORY, where)
+        self._check_refs(memory_references(memory, where))
+
+    def add_step(self, step: ExecutionStep, where: str = "step") -> None:
+        self._subset(step.sufficient_ids, step.used_ids, f"{where}.sufficient_ids",
+                     "used_ids", step.step_id)
+        self._admit(step.step_id, step.task_id, NodeKind.STEP, where)
+        for prev in step.prev_step_ids:
+            self._add_chain(prev, step.step_id, f"{where}.prev_step_ids", prev)
+        for nxt in step.next_step_ids:
+            self._add_chain(step.step_id, nxt, f"{where}.next_step_ids", nxt)
+        self._check_refs(step_references(step, where))
+
+    def add_faults(self, memory_ids: Iterable[str], where: str = "diagnosed_faults") -> None:
+        for memory_id in memory_ids:
+            self._check_refs([Reference(where, memory_id, memory_id, MEMORY)])
+
+    def finish(self) -> None:
+        """Resolve what was pending; raise on the first reference that never resolved."""
+        pending, self.pending = self.pending, []
+        for ref in pending:
+            self._check_ref(ref, final=True)
+        if not self.check_cycles_per_step:
+            self._check_acyclic()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _admit(self, node_id: str, record_task: str, kind: str, where: str) -> None:
+        id_field = {NodeKind.USER_INPUT: "input_id", NodeKind.MEMORY: "memory_id",
+                    NodeKind.STEP: "step_id"}[kind]
+        if record_task != self.task_id:
+            raise self.error(f"{where}.task_id", node_id,
+                             f"record belongs to task {record_task!r}, not to this case")
+        if node_id in self.kinds:
+            raise self.error(f"{where}.{id_field}", node_id,
+                             "duplicate id (inputs, memories and steps share one namespace)")
+        self.kinds[node_id] = kind
+
+    def _subset(self, part: list[str], whole: list[str], field: str, whole_name: str,
+                owner: str) -> None:
+        allowed = set(whole)
+        for item in part:
+            if item not in allowed:
+                raise self.error(field, item, f"not in {whole_name} of {owner!r}")
+
+    def _check_refs(self, refs: Iterable[Reference]) -> None:
+        for ref in refs:
+            if not self._check_ref(ref, final=False):
+                self.pending.append(ref)
+
+    def _check_ref(self, ref: Reference, *, final: bool) -> bool:
+        kind = self.kinds.get(ref.target)
+        if kind is None:
+            if final:
+                raise self.error(ref.field, ref.target,
+                                 f"names nothing in the case (referenced by {ref.owner!r})")
+            return False
+        if kind not in ref.allowed:
+            raise self.error(ref.field, ref.target,
+                             f"names {_kind_names(frozenset({kind}))}, expected "
+                             f"{_kind_names(ref.allowed)} (referenced by {ref.owner!r})")
+        return True
+
+    def _add_chain(self, src: str, dst: str, field: str, offending: str) -> None:
+        if dst in self.chain_out[src]:
+            return
+        if self.check_cycles_per_step and (src == dst or self._reaches(dst, src)):
+            raise self.error(field, offending, f"CHAIN cycle through {src!r} and {dst!r}")
+        self.chain_out[src].add(dst)
+
+    def _reaches(self, start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in self.chain_out.get(todo.pop(), ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    def _check_acyclic(self) -> None:
+        """Kahn's algorithm over all CHAIN edges (the batch path checks cycles once)."""
+        indegree: dict[str, int] = defaultdict(int)
+        for src, dsts in self.chain_out.items():
+            indegree.setdefault(src, 0)
+            for dst in dsts:
+                indegree[dst] += 1
+        ready = deque(n for n, d in indegree.items() if d == 0)
+        done = 0
+        while ready:
+            node = ready.popleft()
+            done += 1
+            for dst in self.chain_out.get(node, ()):
+                indegree[dst] -= 1
+                if indegree[dst] == 0:
+                    ready.append(dst)
+        if done < len(indegree):
+            stuck = sorted(n for n, d in indegree.items() if d > 0)
+            raise self.error("trace.prev_step_ids/next_step_ids", stuck[0],
+                             f"CHAIN cycle among steps {stuck[:5]}")
+
+
+def validate_case(case: Case) -> Case:
+    """Run every cross-record rule on a parsed case; returns it unchanged when valid."""
+    validator = CaseValidator(case.task_id, check_cycles_per_step=False)
+    for i, user_input in enumerate(case.session):
+        validator.add_input(user_input, f"session[{i}]")
+    for i, memory in enumerate(case.memory_store):
+        validator.add_memory(memory, f"memory_store[{i}]")
+    for i, step in enumerate(case.trace):
+        validator.add_step(step, f"trace[{i}]")
+    validator.add_faults(case.diagnosed_faults)
+    validator.finish()
+    return case
+
+
+def require_faults(case_task: str, faults: list[str]) -> None:
+    """Repairing needs a non-empty F (repair-semantics.md §4)."""
+    if not faults:
+        raise CaseError(case_task, "diagnosed_faults", None, "empty: there is nothing to repair")
+
+
+# -- raw data → models -------------------------------------------------------------------
+
+def parse_case(raw: Any) -> Case:
+    """Raw JSON data → a valid Case, or CaseError naming task, field and id."""
+    if not isinstance(raw, dict):
+        raise CaseError(None, "(top level)", None, f"a case is a JSON object, got {type(raw).__name__}")
+    task = raw.get("task_id") if isinstance(raw.get("task_id"), str) else None
+    if raw.get("format") != FORMAT:
+        raise CaseError(task, "format", None,
+                        f"expected {FORMAT!r}, got {raw.get('format')!r}")
+    check_storable_text(raw, task)
+    case = parse_model(Case, raw, task)
+    return validate_case(case)
+
+
+def parse_model(model: type[M], raw: Any, task: str | None, prefix: str = "") -> M:
+    """Validate raw data into `model`, mapping the first pydantic error to CaseError."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc = first["loc"]
+        field = prefix + _format_loc(loc) if loc else (prefix.rstrip(".") or "(record)")
+        raise CaseError(task, field, _owner_id(raw, loc), _problem(first)) from exc
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _owner_id(raw: Any, loc: tuple[int | str, ...]) -> str | None:
+    """The id of the innermost record on the error's path (step_id, memory_id, input_id)."""
+    owner, node = None, raw
+    for part in loc:
+        if isinstance(node, dict):
+            owner = next((node[f] for f in ID_FIELDS if isinstance(node.get(f), str)), owner)
+            node = node.get(part) if isinstance(part, str) else None
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            break
+    if isinstance(node, dict):
+        owner = next((node[f] for f in ID_FIELDS if isinstance(node.get(f), str)), owner)
+    return owner
+
+
+def _problem(error: Any) -> str:
+    got = error.get("input")
+    shown = type(got).__name__ if isinstance(got, (dict, list)) else repr(got)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if error["type"] == "missing":
+        return "required field is missing"
+    return f"{error['msg']} (got {shown})"
+
+
+def check_storable_text(raw: Any, task: str | None, path: str = "") -> None:
+    """Reject NUL characters and unpaired surrogates anywhere in the data (see module doc)."""
+    for where, text in _strings(raw, path):
+        if "\x00" in text:
+            raise CaseError(task, where or "(top level)", None, "contains a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CaseError(task, where or "(top level)", None,
+                            "contains an unpaired surrogate (not encodable as UTF-8)") from exc
+
+
+def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield path, key
+            yield from _strings(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, f"{path}[{i}]")

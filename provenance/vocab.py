@@ -1,0 +1,133 @@
+"""The one vocabulary: enums of the case format and of the graph (labels, relationship types).
+
+Cypher files may use only the labels and relationship types named here; the Cypher linter is
+fed this vocabulary (`python -m provenance.vocab`) so a typo such as `:Stpe` fails CI.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+
+
+class StepType(StrEnum):
+    MEMORY_READ = "memory_read"
+    CLAIM = "claim"
+    PLAN = "plan"
+    TOOL_ACTION = "tool_action"
+    TOOL_OBSERVATION = "tool_observation"
+    FINAL_ANSWER = "final_answer"
+    MEMORY_WRITE = "memory_write"
+    MEMORY_DELETE = "memory_delete"
+    MEMORY_UPDATE = "memory_update"
+    MEMORY_CONSOLIDATE = "memory_consolidate"
+
+
+MUTATION_STEP_TYPES = frozenset(
+    {StepType.MEMORY_WRITE, StepType.MEMORY_DELETE, StepType.MEMORY_UPDATE,
+     StepType.MEMORY_CONSOLIDATE}
+)
+
+
+class MemoryStatus(StrEnum):
+    ACTIVE = "active"
+    DELETED = "deleted"
+    QUARANTINED = "quarantined"
+    SUPERSEDED = "superseded"
+
+
+class MemorySource(StrEnum):
+    USER_INPUT = "user_input"
+    TOOL_OBSERVATION = "tool_observation"
+    AGENT_SUMMARY = "agent_summary"
+    CLAIM = "claim"
+    INJECTED = "injected"
+
+
+class StepStatus(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+
+
+class FaultType(StrEnum):
+    POISONED = "poisoned"
+    STALE = "stale"
+    WRONG_USER = "wrong_user"
+    SUMMARY_DRIFT = "summary_drift"
+
+
+class EdgeLabel(StrEnum):
+    """Relationship types of the provenance graph (case-format.md, 'Edges')."""
+
+    CHAIN = "CHAIN"
+    CITE = "CITE"
+    SUPPORT = "SUPPORT"
+    PRODUCE = "PRODUCE"
+    DELETE = "DELETE"
+    UPDATE = "UPDATE"
+    CONSOLIDATE = "CONSOLIDATE"
+    SUPERSEDE = "SUPERSEDE"
+    DERIVE = "DERIVE"
+    INITIATE = "INITIATE"
+
+
+# Edges that carry a `sufficient` property (case-format.md edge table).
+SUFFICIENCY_EDGES = frozenset(
+    {EdgeLabel.CITE, EdgeLabel.SUPPORT, EdgeLabel.SUPERSEDE, EdgeLabel.DERIVE}
+)
+
+# The mutation edge a memory gets into the step that retires it, by step type.
+INVALIDATION_EDGE = {
+    StepType.MEMORY_DELETE: EdgeLabel.DELETE,
+    StepType.MEMORY_UPDATE: EdgeLabel.UPDATE,
+    StepType.MEMORY_CONSOLIDATE: EdgeLabel.CONSOLIDATE,
+}
+
+
+class NodeLabel(StrEnum):
+    """Node labels. `Node` is the shared, indexed label every task node carries."""
+
+    NODE = "Node"
+    TASK = "Task"
+    USER_INPUT = "UserInput"
+    MEMORY = "Memory"
+    STEP = "Step"
+    MEMORY_READ = "MemoryRead"
+    CLAIM = "Claim"
+    PLAN = "Plan"
+    TOOL_ACTION = "ToolAction"
+    TOOL_OBSERVATION = "ToolObservation"
+    FINAL_ANSWER = "FinalAnswer"
+    MEMORY_WRITE = "MemoryWrite"
+    MEMORY_DELETE = "MemoryDelete"
+    MEMORY_UPDATE = "MemoryUpdate"
+    MEMORY_CONSOLIDATE = "MemoryConsolidate"
+    EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
+
+
+STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}
+
+# Property keys the queries may use (fed to the linter so typos are caught).
+PROPERTY_KEYS = sorted({
+    "uid", "task_key", "task_id", "id", "kind", "position", "ts", "turn", "content", "timestamp",
+    "source", "last_modified_by", "created_at", "last_modified_at", "derived_from",
+    "supersedes", "trust_score", "status", "fact_key", "fact_value", "entity_id",
+    "sufficient_from", "step_type", "prev_step_ids", "next_step_ids",
+    "invalidated_memory_ids", "generated_memory_ids", "used_ids", "sufficient_ids",
+    "tool_name", "tool_args_json", "facts_json", "derivation_json", "sufficient",
+    "domain", "diagnosed_faults", "tools_json", "world_json", "content_hash", "complete",
+    "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
+})
+
+
+def linter_vocabulary() -> dict[str, list[str]]:
+    """The schema the Cypher linter checks labels, types and keys against."""
+    return {
+        "labels": sorted(label.value for label in NodeLabel),
+        "relationshipTypes": sorted(label.value for label in EdgeLabel),
+        "propertyKeys": PROPERTY_KEYS,
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover - used by `make lint-cypher`
+    print(json.dumps(linter_vocabulary(), indent=2))
