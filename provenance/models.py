@@ -17,8 +17,9 @@ from provenance.vocab import FaultType, MemorySource, MemoryStatus, StepStatus, 
 FORMAT = "provrepair.case/1"
 
 Id = StrictStr
-Timestamp = StrictInt
-Turn = Annotated[StrictInt, Field(ge=1)]
+# Integer epoch timestamps; both engines store 64-bit integers, so larger ones are refused.
+Timestamp = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+Turn = Annotated[StrictInt, Field(ge=1, le=2**63 - 1)]
 JsonScalar = StrictStr | StrictInt | StrictFloat | StrictBool | None
 
 

@@ -84,28 +84,44 @@ class CaseValidator:
     def error(self, field: str, offending: str | None, problem: str) -> CaseError:
         return CaseError(self.task_id, field, offending, problem)
 
+    # Each add_* checks everything first and changes state last, so a rejected record
+    # (a live event) leaves the validator exactly as it was.
+
     def add_input(self, user_input: UserInput, where: str = "session") -> None:
-        self._admit(user_input.input_id, user_input.task_id, NodeKind.USER_INPUT, where)
+        self._check_new(user_input.input_id, user_input.task_id, "input_id", where)
+        self.kinds[user_input.input_id] = NodeKind.USER_INPUT
 
     def add_memory(self, memory: MemoryRecord, where: str = "memory") -> None:
         self._subset(memory.sufficient_from, memory.derived_from, f"{where}.sufficient_from",
                      "derived_from", memory.memory_id)
-        self._admit(memory.memory_id, memory.task_id, NodeKind.MEMORY, where)
-        self._check_refs(memory_references(memory, where))
+        self._check_new(memory.memory_id, memory.task_id, "memory_id", where)
+        pending = self._unresolved(memory_references(memory, where), memory.memory_id, MEMORY)
+        self.kinds[memory.memory_id] = NodeKind.MEMORY
+        self.pending.extend(pending)
 
     def add_step(self, step: ExecutionStep, where: str = "step") -> None:
+        sid = step.step_id
         self._subset(step.sufficient_ids, step.used_ids, f"{where}.sufficient_ids",
-                     "used_ids", step.step_id)
-        self._admit(step.step_id, step.task_id, NodeKind.STEP, where)
-        for prev in step.prev_step_ids:
-            self._add_chain(prev, step.step_id, f"{where}.prev_step_ids", prev)
-        for nxt in step.next_step_ids:
-            self._add_chain(step.step_id, nxt, f"{where}.next_step_ids", nxt)
-        self._check_refs(step_references(step, where))
+                     "used_ids", sid)
+        self._check_new(sid, step.task_id, "step_id", where)
+        pending = self._unresolved(step_references(step, where), sid, STEP)
+        chain = [(p, sid, f"{where}.prev_step_ids", p) for p in step.prev_step_ids]
+        chain += [(sid, n, f"{where}.next_step_ids", n) for n in step.next_step_ids]
+        if self.check_cycles_per_step:
+            self._check_no_cycle(sid, step.prev_step_ids, step.next_step_ids, where)
+        self.kinds[sid] = NodeKind.STEP
+        for src, dst, _, _ in chain:
+            self.chain_out[src].add(dst)
+        self.pending.extend(pending)
 
     def add_faults(self, memory_ids: Iterable[str], where: str = "diagnosed_faults") -> None:
-        for memory_id in memory_ids:
-            self._check_refs([Reference(where, memory_id, memory_id, MEMORY)])
+        refs = [Reference(where, memory_id, memory_id, MEMORY) for memory_id in memory_ids]
+        self.pending.extend(self._unresolved(refs, None, None))
+
+    def recheck_memory(self, memory: MemoryRecord, where: str = "memory") -> None:
+        """A recorded memory's lifecycle fields changed: check its new last_modified_by."""
+        refs = [r for r in memory_references(memory, where) if r.field.endswith("last_modified_by")]
+        self.pending.extend(self._unresolved(refs, None, None))
 
     def finish(self) -> None:
         """Resolve what was pending; raise on the first reference that never resolved."""
@@ -117,16 +133,13 @@ class CaseValidator:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _admit(self, node_id: str, record_task: str, kind: str, where: str) -> None:
-        id_field = {NodeKind.USER_INPUT: "input_id", NodeKind.MEMORY: "memory_id",
-                    NodeKind.STEP: "step_id"}[kind]
+    def _check_new(self, node_id: str, record_task: str, id_field: str, where: str) -> None:
         if record_task != self.task_id:
             raise self.error(f"{where}.task_id", node_id,
                              f"record belongs to task {record_task!r}, not to this case")
         if node_id in self.kinds:
             raise self.error(f"{where}.{id_field}", node_id,
                              "duplicate id (inputs, memories and steps share one namespace)")
-        self.kinds[node_id] = kind
 
     def _subset(self, part: list[str], whole: list[str], field: str, whole_name: str,
                 owner: str) -> None:
@@ -135,10 +148,16 @@ class CaseValidator:
             if item not in allowed:
                 raise self.error(field, item, f"not in {whole_name} of {owner!r}")
 
-    def _check_refs(self, refs: Iterable[Reference]) -> None:
+    def _unresolved(self, refs: Iterable[Reference], self_id: str | None,
+                    self_kind: frozenset[str] | None) -> list[Reference]:
+        """Check references to known ids now; return those still waiting for their target."""
+        waiting = []
         for ref in refs:
-            if not self._check_ref(ref, final=False):
-                self.pending.append(ref)
+            if self_id is not None and ref.target == self_id and self_kind is not None:
+                self._check_kind(ref, next(iter(self_kind)))
+            elif not self._check_ref(ref, final=False):
+                waiting.append(ref)
+        return waiting
 
     def _check_ref(self, ref: Reference, *, final: bool) -> bool:
         kind = self.kinds.get(ref.target)
@@ -147,18 +166,25 @@ class CaseValidator:
                 raise self.error(ref.field, ref.target,
                                  f"names nothing in the case (referenced by {ref.owner!r})")
             return False
+        self._check_kind(ref, kind)
+        return True
+
+    def _check_kind(self, ref: Reference, kind: str) -> None:
         if kind not in ref.allowed:
             raise self.error(ref.field, ref.target,
                              f"names {_kind_names(frozenset({kind}))}, expected "
                              f"{_kind_names(ref.allowed)} (referenced by {ref.owner!r})")
-        return True
 
-    def _add_chain(self, src: str, dst: str, field: str, offending: str) -> None:
-        if dst in self.chain_out[src]:
-            return
-        if self.check_cycles_per_step and (src == dst or self._reaches(dst, src)):
-            raise self.error(field, offending, f"CHAIN cycle through {src!r} and {dst!r}")
-        self.chain_out[src].add(dst)
+    def _check_no_cycle(self, sid: str, prevs: list[str], nexts: list[str], where: str) -> None:
+        """Adding sid with edges prev→sid→next closes a cycle iff some next reaches some prev."""
+        for other, field in [(p, "prev_step_ids") for p in prevs] + [(n, "next_step_ids") for n in nexts]:
+            if other == sid:
+                raise self.error(f"{where}.{field}", other, "a step cannot chain to itself")
+        targets = set(prevs)
+        for nxt in nexts:
+            if nxt in targets or any(self._reaches(nxt, p) for p in targets):
+                raise self.error(f"{where}.next_step_ids", nxt,
+                                 f"CHAIN cycle through {sid!r} and {nxt!r}")
 
     def _reaches(self, start: str, goal: str) -> bool:
         seen, todo = {start}, [start]

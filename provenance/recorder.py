@@ -1,0 +1,254 @@
+"""The live recorder: what an agent runtime calls as it runs.
+
+    with Recorder(store, "task-42", domain="shopping") as rec:
+        rec.user_input(input_id="u1", turn=1, content="...", timestamp=1)
+        rec.memory(memory_id="m1", ...)
+        rec.step(step_id="s1", step_type="claim", ...)
+        rec.faults(["m1"])            # when a detector names faulty memories
+    # leaving the block validates what was pending and marks the task complete
+
+Each event is validated at once against the rules of case-format.md (the same
+`CaseValidator` the file ingest uses); a bad event raises `CaseError` and is not written.
+References to records not yet seen (`next_step_ids`, a memory produced by this step) wait
+and must resolve by `close()`. Nodes and their derived edges are written in small batches
+(`batch_size` events, or on `flush()`); an edge is written once both its ends are stored.
+
+Crash bound: a crash loses at most the events recorded since the last flush; everything
+flushed is in the store, and the task reads as incomplete until `close()` succeeds.
+Recording again into an incomplete task resumes it: events already stored are skipped when
+identical (so replaying the same event stream after a crash converges) and refused if not.
+Re-recording a memory id updates only its lifecycle fields (status, last_modified_by,
+last_modified_at, trust_score), as an agent's store does when a later step retires it.
+Steps of a turn must arrive in timestamp order (the first one receives INITIATE).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
+from provenance.errors import CaseError, TaskConflict
+from provenance.ingest import content_hash, evaluation_props
+from provenance.keys import eval_key, task_key
+from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provenance.rows import edge_row, input_row, memory_row, record_from_props, step_row
+from provenance.store.base import GraphStore
+from provenance.validate import CaseValidator, check_storable_text, parse_model
+from provenance.vocab import EdgeLabel
+
+Record = UserInput | MemoryRecord | ExecutionStep
+MUTABLE_MEMORY_FIELDS = frozenset({"status", "last_modified_by", "last_modified_at", "trust_score"})
+ROW_OF = {NodeKind.USER_INPUT: input_row, NodeKind.MEMORY: memory_row, NodeKind.STEP: step_row}
+QUERY_OF = {NodeKind.USER_INPUT: "merge_user_inputs", NodeKind.MEMORY: "merge_memories",
+            NodeKind.STEP: "merge_steps"}
+
+
+def record_id(record: Record) -> str:
+    if isinstance(record, UserInput):
+        return record.input_id
+    return record.memory_id if isinstance(record, MemoryRecord) else record.step_id
+
+
+def edge_targets(record: Record) -> list[str]:
+    """Ids that must be known before this record's edges can be derived."""
+    if isinstance(record, ExecutionStep):
+        return [*record.used_ids, *record.prev_step_ids, *record.next_step_ids,
+                *record.generated_memory_ids, *record.invalidated_memory_ids]
+    if isinstance(record, MemoryRecord):
+        return [*record.derived_from, *([record.supersedes] if record.supersedes else [])]
+    return []
+
+
+class Recorder:
+    """Record one task's provenance live; see the module docstring."""
+
+    def __init__(self, store: GraphStore, task_id: str, *, domain: str = "",
+                 tools: list[ToolSpec] | None = None, world: dict[str, Any] | None = None,
+                 batch_size: int = 64):
+        self.store, self.task_id, self.batch_size = store, task_id, batch_size
+        self.key = task_key(task_id)
+        self.task: dict[str, Any] = {"task_id": task_id, "domain": domain,
+                                     "diagnosed_faults": [], "complete": False,
+                                     "tools_json": json.dumps([t.model_dump() for t in tools or []]),
+                                     "world_json": json.dumps(world or {})}
+        self.validator = CaseValidator(task_id)
+        self.records: dict[str, Record] = {}
+        self.order: dict[str, list[str]] = defaultdict(list)  # kind → ids in arrival order
+        self.rows: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)  # unflushed
+        self.edges: list[Edge] = []
+        self.blocked: dict[str, list[str]] = defaultdict(list)  # missing id → waiting records
+        self.missing: dict[str, int] = {}
+        self.inputs_by_turn: dict[int, list[str]] = defaultdict(list)
+        self.first_step: dict[int, tuple[int, str]] = {}
+        self.task_dirty, self.pending_events = True, 0
+        self._resume()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def user_input(self, record: UserInput | None = None, **fields: Any) -> UserInput:
+        return self._record(UserInput, NodeKind.USER_INPUT, record, fields)
+
+    def memory(self, record: MemoryRecord | None = None, **fields: Any) -> MemoryRecord:
+        return self._record(MemoryRecord, NodeKind.MEMORY, record, fields)
+
+    def step(self, record: ExecutionStep | None = None, **fields: Any) -> ExecutionStep:
+        return self._record(ExecutionStep, NodeKind.STEP, record, fields)
+
+    def faults(self, memory_ids: list[str]) -> None:
+        """Set the diagnosed faulty memories (the set F of repair-semantics.md)."""
+        self.validator.add_faults(memory_ids)
+        self.task["diagnosed_faults"] = list(dict.fromkeys(memory_ids))
+        self.task_dirty = True
+        self._count_event()
+
+    def flush(self) -> None:
+        """Write buffered nodes, then the edges whose ends are now stored, then the task."""
+        if self.task_dirty:
+            self.store.run("merge_task", {"task_key": self.key, "props": self.task})
+            self.task_dirty = False
+        for kind, rows in self.rows.items():
+            if rows:
+                self.store.run(QUERY_OF[kind], {"rows": list(rows.values())})
+        self.rows.clear()
+        if self.edges:
+            rows = [edge_row(self.key, e) for e in dedupe(self.edges)]
+            self.store.run("merge_edges", {"rows": rows})
+            self.edges = []
+        self.pending_events = 0
+
+    def close(self) -> None:
+        """Check every pending reference, flush, and mark the task complete."""
+        self.validator.finish()
+        self.flush()
+        case = self.as_case()
+        digest = content_hash(case)
+        self.store.run("merge_evaluation", {"eval_key": eval_key(self.task_id, digest),
+                                            "task_key": self.key, "props": evaluation_props(case)})
+        self.task.update(complete=True, content_hash=digest)
+        self.store.run("merge_task", {"task_key": self.key, "props": self.task})
+
+    def as_case(self) -> Case:
+        def records(kind: str) -> list[Any]:
+            return [self.records[i] for i in self.order[kind]]
+        return Case(format=FORMAT, task_id=self.task_id, domain=self.task["domain"],
+                    session=records(NodeKind.USER_INPUT), memory_store=records(NodeKind.MEMORY),
+                    trace=records(NodeKind.STEP), diagnosed_faults=self.task["diagnosed_faults"],
+                    tools=[ToolSpec.model_validate(t) for t in json.loads(self.task["tools_json"])],
+                    world=json.loads(self.task["world_json"]))
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.flush()  # keep every valid event; the task stays incomplete
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _record(self, model: type[Any], kind: str, record: Any, fields: dict[str, Any]) -> Any:
+        if record is None:
+            fields.setdefault("task_id", self.task_id)
+            check_storable_text(fields, self.task_id, kind)
+            record = parse_model(model, fields, self.task_id, f"{kind}.")
+        rid = record_id(record)
+        old = self.records.get(rid)
+        if old is not None and old == record:
+            return record  # already stored (resumed stream): idempotent
+        if old is not None and isinstance(old, MemoryRecord) and isinstance(record, MemoryRecord):
+            self._update_memory(old, record)
+        else:
+            self._admit(kind, record)
+        self._count_event()
+        return record
+
+    def _admit(self, kind: str, record: Record) -> None:
+        add = {NodeKind.USER_INPUT: self.validator.add_input,
+               NodeKind.MEMORY: self.validator.add_memory, NodeKind.STEP: self.validator.add_step}
+        if isinstance(record, ExecutionStep):
+            self._check_turn_order(record)
+        add[kind](record, kind)  # type: ignore[operator]
+        rid = record_id(record)
+        self.records[rid] = record
+        self.order[kind].append(rid)
+        self.rows[kind][rid] = ROW_OF[kind](self.key, record, len(self.order[kind]) - 1)  # type: ignore[operator]
+        self._link(record)
+        for waiting in self.blocked.pop(rid, []):
+            self.missing[waiting] -= 1
+            if self.missing[waiting] == 0:
+                del self.missing[waiting]
+                self._emit_edges(self.records[waiting])
+
+    def _update_memory(self, old: MemoryRecord, new: MemoryRecord) -> None:
+        changed = {k for k in MemoryRecord.model_fields if getattr(old, k) != getattr(new, k)}
+        frozen = sorted(changed - MUTABLE_MEMORY_FIELDS)
+        if frozen:
+            raise CaseError(self.task_id, f"memory.{frozen[0]}", new.memory_id,
+                            "cannot change once recorded (only lifecycle fields may)")
+        if "last_modified_by" in changed and new.last_modified_by is not None:
+            self.validator.recheck_memory(new)
+        self.records[new.memory_id] = new
+        position = self.order[NodeKind.MEMORY].index(new.memory_id)
+        self.rows[NodeKind.MEMORY][new.memory_id] = memory_row(self.key, new, position)
+
+    def _check_turn_order(self, step: ExecutionStep) -> None:
+        first = self.first_step.get(step.turn)
+        if first is not None and step.timestamp < first[0]:
+            raise CaseError(self.task_id, "step.timestamp", step.step_id,
+                            f"earlier than step {first[1]!r}, recorded before it in turn "
+                            f"{step.turn}; record a turn's steps in time order")
+
+    def _link(self, record: Record) -> None:
+        """Queue INITIATE edges and this record's own edges (or wait for missing ends)."""
+        if isinstance(record, UserInput):
+            self.inputs_by_turn[record.turn].append(record.input_id)
+            if record.turn in self.first_step:
+                self.edges.append(Edge(EdgeLabel.INITIATE, record.input_id,
+                                       self.first_step[record.turn][1]))
+        elif isinstance(record, ExecutionStep) and record.turn not in self.first_step:
+            self.first_step[record.turn] = (record.timestamp, record.step_id)
+            self.edges.extend(Edge(EdgeLabel.INITIATE, i, record.step_id)
+                              for i in self.inputs_by_turn[record.turn])
+        missing = {t for t in edge_targets(record) if t not in self.records}
+        if not missing:
+            self._emit_edges(record)
+            return
+        rid = record_id(record)
+        self.missing[rid] = len(missing)
+        for target in missing:
+            self.blocked[target].append(rid)
+
+    def _emit_edges(self, record: Record) -> None:
+        if isinstance(record, ExecutionStep):
+            kinds = self.validator.kinds
+            self.edges.extend(step_edges(record, kinds.get))
+        elif isinstance(record, MemoryRecord):
+            self.edges.extend(memory_edges(record))
+
+    def _count_event(self) -> None:
+        self.pending_events += 1
+        if self.pending_events >= self.batch_size:
+            self.flush()
+
+    def _resume(self) -> None:
+        """Continue an incomplete task already in the store; refuse a complete one."""
+        rows = self.store.run("get_task", {"task_key": self.key})
+        if not rows:
+            return
+        props = rows[0]["props"]
+        if props.get("complete"):
+            raise TaskConflict(f"task {self.task_id!r} is already stored and complete; "
+                               "record under a new task id or delete it first")
+        self.task.update({k: props[k] for k in ("domain", "tools_json", "world_json",
+                                                "diagnosed_faults") if k in props})
+        stored = self.store.run("list_task_nodes", {"task_key": self.key})
+        rank = {NodeKind.USER_INPUT: 0, NodeKind.MEMORY: 1, NodeKind.STEP: 2}
+        for row in sorted(stored, key=lambda r: (rank[r["props"]["kind"]], r["props"]["position"])):
+            record = record_from_props(row["props"])
+            self._admit(row["props"]["kind"], record)
+        self.rows.clear()   # already stored
+        self.edges.clear()  # already stored (MERGE would keep them identical anyway)
+        self.pending_events = 0
