@@ -33,7 +33,7 @@ from provenance.errors import CaseError, TaskConflict
 from provenance.ingest import content_hash, evaluation_props
 from provenance.keys import eval_key, task_key
 from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
-from provenance.rows import edge_row, input_row, memory_row, record_from_props, step_row
+from provenance.rows import dumps, edge_row, input_row, memory_row, record_from_props, step_row
 from provenance.store.base import GraphStore
 from provenance.validate import CaseValidator, check_storable_text, parse_model
 from provenance.vocab import EdgeLabel
@@ -71,8 +71,8 @@ class Recorder:
         self.key = task_key(task_id)
         self.task: dict[str, Any] = {"task_id": task_id, "domain": domain,
                                      "diagnosed_faults": [], "complete": False,
-                                     "tools_json": json.dumps([t.model_dump() for t in tools or []]),
-                                     "world_json": json.dumps(world or {})}
+                                     "tools_json": dumps([t.model_dump() for t in tools or []]),
+                                     "world_json": dumps(world or {})}
         self.validator = CaseValidator(task_id)
         self.records: dict[str, Record] = {}
         self.order: dict[str, list[str]] = defaultdict(list)  # kind → ids in arrival order
@@ -120,8 +120,8 @@ class Recorder:
 
     def close(self) -> None:
         """Check every pending reference, flush, and mark the task complete."""
+        self.flush()  # what is valid so far is kept even if a reference never resolved
         self.validator.finish()
-        self.flush()
         case = self.as_case()
         digest = content_hash(case)
         self.store.run("merge_evaluation", {"eval_key": eval_key(self.task_id, digest),

@@ -8,6 +8,8 @@
     PROVREPAIR_PASSWORD   Neo4j / external FalkorDB password (never printed or logged)
     PROVREPAIR_DATABASE   Neo4j database (default neo4j; always passed to the driver)
     PROVREPAIR_VAULT_DATABASE  Neo4j database for evaluation-only data (default: the same)
+    PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
+                          so several independent stores can share one server
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def _open_uri(uri: str) -> GraphStore:
 
         if not parts.hostname or not parts.port:
             raise ConfigError(f"PROVREPAIR_URI {uri!r}: expected falkordb://HOST:PORT")
-        return FalkorDBStore(parts.hostname, parts.port, password)
+        return FalkorDBStore(parts.hostname, parts.port, password, **_graph_names())
     raise ConfigError(f"PROVREPAIR_URI scheme {parts.scheme!r} is not supported; use one of "
                       f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
 
@@ -65,4 +67,9 @@ def _open_embedded(home: Path | None,
     info, started = server.start()
     if started and on_start is not None:
         on_start(info)
-    return FalkorDBStore(info.host, info.port, server.password())
+    return FalkorDBStore(info.host, info.port, server.password(), **_graph_names())
+
+
+def _graph_names() -> dict[str, str]:
+    graph = os.environ.get("PROVREPAIR_GRAPH", "").strip() or "provrepair"
+    return {"graph": graph, "vault_graph": f"{graph}_vault"}

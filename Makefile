@@ -1,0 +1,46 @@
+# The two commands of the README: `make demo` and `make test`. Everything they need is
+# installed here (into .venv and tools/cypherlint/node_modules), so a fresh clone works.
+VENV    ?= .venv
+PYTHON  ?= python3
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed-stamp
+LINTDIR := tools/cypherlint
+EXAMPLES := $(wildcard examples/*.json)
+
+.PHONY: install demo test lint lint-cypher typecheck unit integration clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+$(LINTDIR)/node_modules/.installed-stamp: $(LINTDIR)/package.json $(LINTDIR)/package-lock.json
+	npm ci --prefix $(LINTDIR) --no-audit --no-fund --loglevel=error
+	touch $@
+
+demo: install
+	$(BIN)/provrepair db start
+	$(BIN)/provrepair ingest --replace $(EXAMPLES)
+	$(BIN)/provrepair tasks
+	$(BIN)/provrepair show --task shopping_task_014
+	$(BIN)/provrepair db status
+
+lint-cypher: install $(LINTDIR)/node_modules/.installed-stamp
+	@mkdir -p build
+	$(BIN)/python -m provenance.vocab > build/cypher-vocab.json
+	node $(LINTDIR)/lint.mjs --vocab build/cypher-vocab.json cypher
+
+lint: install
+	$(BIN)/ruff check .
+
+typecheck: install
+	$(BIN)/mypy
+
+test: lint lint-cypher typecheck
+	$(BIN)/pytest -q
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache
