@@ -6,7 +6,9 @@ a bug in provrepair and shows its traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,9 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            click.echo(f"{type(exc).__name__}: {exc}", err=True)
+            # One line, always: a multi-line detail (a server log tail) is joined with " | ".
+            message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            click.echo(f"{type(exc).__name__}: {message}", err=True)
             ctx.exit(2)
 
 
@@ -93,8 +97,8 @@ def db_stop(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def db_status(as_json: bool) -> None:
     """Where the store is, whether it runs, and how many nodes it holds."""
+
     from provenance.store.config import open_store
-    import os
 
     server = EmbeddedServer()
     status: dict[str, Any]
@@ -133,7 +137,8 @@ def _node_counts(st: GraphStore) -> dict[str, int]:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--replace", is_flag=True,
-              help="Swap a stored task for this version (atomic: the old one stays until the new one is written).")
+              help="Swap a stored task for this version (atomic: the old version stays "
+                   "until the new one is written).")
 @click.option("--follow", "follow", metavar="FILE|-",
               help="Consume a JSONL event stream (live recording) instead of case files.")
 @click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
@@ -160,13 +165,11 @@ def ingest(paths: tuple[Path, ...], replace: bool, follow: str | None,
 
 def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
     from loaders.case_files import load_cases
-    from provenance.ingest import element_count, ingest_case
+    from provenance.ingest import element_count, ingest_cases
 
     cases = load_cases(paths)
-    results = []
     with store() as st, _progress(element_count(cases), "ingesting", as_json) as bar:
-        for case in cases:
-            results.append(ingest_case(st, case, replace=replace, progress=bar.update))
+        results = ingest_cases(st, cases, replace=replace, progress=bar.update)
     if as_json:
         emit_json([r.__dict__ for r in results])
         return
@@ -188,10 +191,8 @@ def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
                 seen = stream.result
                 lines = tail_lines(handle, idle_timeout=idle_timeout, on_idle=stream.flush,
                                    done=lambda: bool(seen.closed) and not stream.recorders)
-                try:
+                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: flush, leave open
                     consume(stream, lines, source)
-                except KeyboardInterrupt:
-                    pass
                 result = stream.finish(close_open=False)
     data = {"events": result.events, "closed_tasks": result.closed, "open_tasks": result.open}
     if as_json:

@@ -43,7 +43,12 @@ class CaseError(UserError):
         self.problem = problem
         where = f"task {task_id!r}" if task_id is not None else "case without a task_id"
         ident = f", id {offending_id!r}" if offending_id is not None else ""
-        super().__init__(f"{where}, field {field}{ident}: {problem}")
+        super().__init__(f"{where}, field {printable(field)}{ident}: {problem}")
+
+
+def printable(text: str) -> str:
+    """Text from user data made safe for a one-line message (escapes, like repr, no quotes)."""
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 class TaskNotFound(UserError):

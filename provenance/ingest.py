@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from provenance.edges import derive_edges
-from provenance.errors import TaskConflict
+from provenance.errors import InternalError, TaskConflict
 from provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
 from provenance.models import Case
 from provenance.rows import dumps, edge_row, input_row, memory_row, step_row, task_props
@@ -66,19 +66,37 @@ def evaluation_props(case: Case) -> dict[str, Any]:
     return {"evaluation_json": dumps(evaluation), "fault_types_json": dumps(faults)}
 
 
+def ingest_cases(store: GraphStore, cases: list[Case], *, replace: bool = False,
+                 progress: Progress | None = None) -> list[IngestResult]:
+    """Store several cases; every conflict is found before anything is written."""
+    for case in cases:
+        _stored_state(store, case, replace)
+    return [ingest_case(store, case, replace=replace, progress=progress) for case in cases]
+
+
+def _stored_state(store: GraphStore, case: Case, replace: bool) -> str:
+    """"new", "unchanged" or "replace"; TaskConflict when a different version is stored."""
+    existing = store.run("get_task", {"task_key": task_key(case.task_id)})
+    if not existing:
+        return "new"
+    if replace:
+        return "replace"
+    if existing[0]["props"].get("content_hash") == content_hash(case):
+        return "unchanged"
+    raise TaskConflict(f"task {case.task_id!r} is already stored with other content; "
+                       "use --replace to swap it for this version")
+
+
 def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
                 progress: Progress | None = None) -> IngestResult:
     """Store one validated case; see the module docstring for the crash argument."""
-    digest = content_hash(case)
-    live = task_key(case.task_id)
-    existing = store.run("get_task", {"task_key": live})
+    state = _stored_state(store, case, replace)
     edges = derive_edges(case)
     sizes = (len(case.session) + len(case.memory_store) + len(case.trace), len(edges))
-    if existing and not replace:
-        if existing[0]["props"].get("content_hash") == digest:
-            return IngestResult(case.task_id, "unchanged", *sizes)
-        raise TaskConflict(f"task {case.task_id!r} is already stored with other content; "
-                           "use --replace to swap it for this version")
+    if state == "unchanged":
+        return IngestResult(case.task_id, "unchanged", *sizes)
+    digest = content_hash(case)
+    live = task_key(case.task_id)
     staged = staging_key(case.task_id)
     store.run("delete_task", {"task_key": staged})
     store.run("merge_task", {"task_key": staged,
@@ -92,9 +110,10 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
     keep = eval_key(case.task_id, digest)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
-    store.run("swap_staged_task", {"task_key": live, "staging_key": staged})
+    if not store.run("swap_staged_task", {"task_key": live, "staging_key": staged}):
+        raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
-    return IngestResult(case.task_id, "replaced" if existing else "created", *sizes)
+    return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
 
 
 def _tick(progress: Progress | None, count: int) -> None:

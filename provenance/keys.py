@@ -6,18 +6,27 @@ empty string, and `{v: "a"}` also matches "a " and " a". Ids are stored verbatim
 `task_id`, but every *indexed* property holds a percent-encoding of them (only
 [A-Za-z0-9_.~-%] remain), with a fixed non-empty prefix, so lookups are exact on both engines.
 `/` is always encoded inside a part, so it separates task key and node id unambiguously.
+
+The same engine finds no indexed string longer than 4096 bytes, so a part whose encoding is
+longer than MAX_PART characters is replaced by `#` + its SHA-256 (`#` is always encoded by
+quote(), so a hashed part never equals an encoded one): every key stays under 4096 bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 from urllib.parse import quote
 
 LIVE_PREFIX = "~"      # key of a task visible to users
 STAGING_PREFIX = "!"   # key of a task copy being written by ingest (quote() always encodes !)
+MAX_PART = 1500
 
 
 def _enc(text: str) -> str:
-    return quote(text, safe="")
+    encoded = quote(text, safe="")
+    if len(encoded) <= MAX_PART:
+        return encoded
+    return "#" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def task_key(task_id: str) -> str:

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
 
 from provenance.vocab import FaultType, MemorySource, MemoryStatus, StepStatus, StepType
 
@@ -55,6 +64,14 @@ class MemoryRecord(_Data):
     entity_id: StrictStr | None = None
     sufficient_from: list[Id] = Field(
         default_factory=list, description="ext: subset of derived_from that alone entails this record")
+
+    @field_validator("trust_score", mode="before")
+    @classmethod
+    def _int64_trust_score(cls, value: Any) -> Any:
+        # Both engines store 64-bit integers; a larger one would come back changed.
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            raise ValueError("integer outside the 64-bit range")
+        return value
 
 
 class Fact(_Data):

@@ -12,7 +12,7 @@ from typing import Any
 from provenance.edges import NodeKind
 from provenance.errors import TaskNotFound
 from provenance.keys import eval_key, task_key
-from provenance.models import FORMAT, Case, Evaluation, ExecutionStep, MemoryRecord, UserInput
+from provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, UserInput
 from provenance.rows import record_from_props, tools_from_props
 from provenance.store.base import GraphStore
 from provenance.vocab import FaultType
@@ -34,15 +34,16 @@ def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True) 
     for row in store.run("list_task_nodes", {"task_key": task_key(task_id)}):
         record = record_from_props(row["props"])
         kind = row["props"]["kind"]
-        target: list[Any] = {NodeKind.USER_INPUT: inputs, NodeKind.MEMORY: memories,
-                             NodeKind.STEP: steps}[kind]
+        targets: dict[str, list[Any]] = {NodeKind.USER_INPUT: inputs, NodeKind.MEMORY: memories,
+                                         NodeKind.STEP: steps}
+        target = targets[kind]
         target.append(record)
     evaluation = None
     if with_evaluation and task.get("content_hash"):
         evaluation, fault_types = _vault(store, task_id, task["content_hash"])
         memories = [m.model_copy(update={"fault_type": _fault(fault_types.get(m.memory_id))})
                     for m in memories]
-    return Case(format=FORMAT, task_id=task["task_id"], domain=task.get("domain", ""),
+    return Case(format="provrepair.case/1", task_id=task["task_id"], domain=task.get("domain", ""),
                 session=inputs, memory_store=memories, trace=steps,
                 diagnosed_faults=list(task.get("diagnosed_faults", [])),
                 tools=tools_from_props(task), world=json.loads(task.get("world_json", "{}")),

@@ -32,7 +32,7 @@ from provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provenance.errors import CaseError, TaskConflict
 from provenance.ingest import content_hash, evaluation_props
 from provenance.keys import eval_key, task_key
-from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
 from provenance.rows import dumps, edge_row, input_row, memory_row, record_from_props, step_row
 from provenance.store.base import GraphStore
 from provenance.validate import CaseValidator, check_storable_text, parse_model
@@ -88,13 +88,16 @@ class Recorder:
     # -- events -----------------------------------------------------------------------------
 
     def user_input(self, record: UserInput | None = None, **fields: Any) -> UserInput:
-        return self._record(UserInput, NodeKind.USER_INPUT, record, fields)
+        result: UserInput = self._record(UserInput, NodeKind.USER_INPUT, record, fields)
+        return result
 
     def memory(self, record: MemoryRecord | None = None, **fields: Any) -> MemoryRecord:
-        return self._record(MemoryRecord, NodeKind.MEMORY, record, fields)
+        result: MemoryRecord = self._record(MemoryRecord, NodeKind.MEMORY, record, fields)
+        return result
 
     def step(self, record: ExecutionStep | None = None, **fields: Any) -> ExecutionStep:
-        return self._record(ExecutionStep, NodeKind.STEP, record, fields)
+        result: ExecutionStep = self._record(ExecutionStep, NodeKind.STEP, record, fields)
+        return result
 
     def faults(self, memory_ids: list[str]) -> None:
         """Set the diagnosed faulty memories (the set F of repair-semantics.md)."""
@@ -113,8 +116,8 @@ class Recorder:
                 self.store.run(QUERY_OF[kind], {"rows": list(rows.values())})
         self.rows.clear()
         if self.edges:
-            rows = [edge_row(self.key, e) for e in dedupe(self.edges)]
-            self.store.run("merge_edges", {"rows": rows})
+            edge_rows = [edge_row(self.key, e) for e in dedupe(self.edges)]
+            self.store.run("merge_edges", {"rows": edge_rows})
             self.edges = []
         self.pending_events = 0
 
@@ -132,7 +135,7 @@ class Recorder:
     def as_case(self) -> Case:
         def records(kind: str) -> list[Any]:
             return [self.records[i] for i in self.order[kind]]
-        return Case(format=FORMAT, task_id=self.task_id, domain=self.task["domain"],
+        return Case(format="provrepair.case/1", task_id=self.task_id, domain=self.task["domain"],
                     session=records(NodeKind.USER_INPUT), memory_store=records(NodeKind.MEMORY),
                     trace=records(NodeKind.STEP), diagnosed_faults=self.task["diagnosed_faults"],
                     tools=[ToolSpec.model_validate(t) for t in json.loads(self.task["tools_json"])],

@@ -214,9 +214,27 @@ class CaseValidator:
                 if indegree[dst] == 0:
                     ready.append(dst)
         if done < len(indegree):
-            stuck = sorted(n for n, d in indegree.items() if d > 0)
-            raise self.error("trace.prev_step_ids/next_step_ids", stuck[0],
-                             f"CHAIN cycle among steps {stuck[:5]}")
+            cycle = self._find_cycle({n for n, d in indegree.items() if d > 0})
+            raise self.error("trace.prev_step_ids/next_step_ids", cycle[0],
+                             f"CHAIN cycle {' -> '.join(map(repr, [*cycle, cycle[0]]))}")
+
+    def _find_cycle(self, remaining: set[str]) -> list[str]:
+        """One cycle among the steps Kahn's algorithm could not order (all lie on or after
+        a cycle): walk successors within them until a step repeats."""
+        remaining = set(remaining)
+        while True:  # drop steps downstream of the cycle: they have no successor left
+            tails = {n for n in remaining if not self.chain_out.get(n, set()) & remaining}
+            if not tails:
+                break
+            remaining -= tails
+        path: list[str] = []
+        seen: dict[str, int] = {}
+        node = min(remaining)
+        while node not in seen:
+            seen[node] = len(path)
+            path.append(node)
+            node = min(n for n in self.chain_out[node] if n in remaining)
+        return path[seen[node]:]
 
 
 def validate_case(case: Case) -> Case:
@@ -260,9 +278,26 @@ def parse_model(model: type[M], raw: Any, task: str | None, prefix: str = "") ->
         return model.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        loc = first["loc"]
+        loc = _data_loc(raw, first["loc"])
         field = prefix + _format_loc(loc) if loc else (prefix.rstrip(".") or "(record)")
         raise CaseError(task, field, _owner_id(raw, loc), _problem(first)) from exc
+
+
+def _data_loc(raw: Any, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """pydantic's error location without union-member tags ('float', 'str', ...): keep only
+    the parts that step into the data (a key of an object, an index of a list)."""
+    kept: list[int | str] = []
+    node = raw
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str):
+            kept.append(part)
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            kept.append(part)
+            node = node[part] if part < len(node) else None
+        else:
+            break  # a scalar: what follows are tags of the union members tried
+    return tuple(kept)
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
@@ -298,26 +333,41 @@ def _problem(error: Any) -> str:
     return f"{error['msg']} (got {shown})"
 
 
-def check_storable_text(raw: Any, task: str | None, path: str = "") -> None:
-    """Reject NUL characters and unpaired surrogates anywhere in the data (see module doc)."""
-    for where, text in _strings(raw, path):
+MAX_DEPTH = 64  # nesting of JSON values (world, tool_args, derivations); deeper is refused
+
+
+def check_storable_text(raw: Any, task: str | None, prefix: str = "") -> None:
+    """Reject NUL characters and unpaired surrogates anywhere in the data (see module doc),
+    and values nested deeper than MAX_DEPTH (they could not be serialised back)."""
+    for loc, text in _strings(raw, ()):
+        if len(loc) > MAX_DEPTH:
+            raise CaseError(task, prefix + _format_loc(loc[:MAX_DEPTH]) + "...", _owner_id(raw, loc),
+                            f"nested deeper than {MAX_DEPTH} levels")
+        problem = None
         if "\x00" in text:
-            raise CaseError(task, where or "(top level)", None, "contains a NUL character")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise CaseError(task, where or "(top level)", None,
-                            "contains an unpaired surrogate (not encodable as UTF-8)") from exc
+            problem = "contains a NUL character"
+        else:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                problem = "contains an unpaired surrogate (not encodable as UTF-8)"
+        if problem:
+            field = prefix + (_format_loc(loc) if loc else "(top level)")
+            raise CaseError(task, field, _owner_id(raw, loc), problem)
 
 
-def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(node, str):
-        yield path, node
+def _strings(node: Any, loc: tuple[int | str, ...]) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """Every string (values and keys) with its location; stops descending past MAX_DEPTH
+    (the caller reports the over-deep location, which is yielded with an empty string)."""
+    if len(loc) > MAX_DEPTH:
+        yield loc, ""
+    elif isinstance(node, str):
+        yield loc, node
     elif isinstance(node, dict):
         for key, value in node.items():
             if isinstance(key, str):
-                yield path, key
-            yield from _strings(value, f"{path}.{key}" if path else str(key))
+                yield (*loc, key), key
+            yield from _strings(value, (*loc, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _strings(value, f"{path}[{i}]")
+            yield from _strings(value, (*loc, i))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from provenance.errors import ConfigError
@@ -70,6 +71,6 @@ def _open_embedded(home: Path | None,
     return FalkorDBStore(info.host, info.port, server.password(), **_graph_names())
 
 
-def _graph_names() -> dict[str, str]:
+def _graph_names() -> dict[str, Any]:
     graph = os.environ.get("PROVREPAIR_GRAPH", "").strip() or "provrepair"
     return {"graph": graph, "vault_graph": f"{graph}_vault"}

@@ -15,6 +15,7 @@ refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -95,10 +96,9 @@ class EmbeddedServer:
             info = self.running()
             if info is None:
                 return None
-            try:
+            # the server closes the connection as it exits
+            with contextlib.suppress(redis.exceptions.ConnectionError):
                 self._client(info).shutdown(nosave=False)
-            except redis.exceptions.ConnectionError:
-                pass  # the server closes the connection as it exits
             if not _wait_gone(info.pid, 30):
                 os.kill(info.pid, signal.SIGTERM)
                 _wait_gone(info.pid, 30)
@@ -199,6 +199,7 @@ class EmbeddedServer:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        self.home.mkdir(parents=True, exist_ok=True)
         with open(self.home / "lock", "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

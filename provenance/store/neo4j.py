@@ -50,7 +50,7 @@ class Neo4jStore(GraphStore):
             query = self._checked(name, params)
             by_target.setdefault(query.target, []).append((query, params))
         for target, batch in by_target.items():
-            def work(tx: neo4j.ManagedTransaction, batch: list = batch) -> None:
+            def work(tx: neo4j.ManagedTransaction, batch: list[tuple[Query, Any]] = batch) -> None:
                 for query, params in batch:
                     tx.run(query.text, dict(params)).consume()
             try:

@@ -149,7 +149,8 @@ def test_event_stream_on_stdin(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_event_stream_bad_line_names_the_line(cli: Cli) -> None:
-    lines = b'{"kind": "user_input", "task_id": "t", "input_id": "u", "turn": 1, "content": "c", "timestamp": 1}\n{"kind": "step", "task_id": "t"\n'
+    lines = (b'{"kind": "user_input", "task_id": "t", "input_id": "u", "turn": 1, "content": "c",'
+             b' "timestamp": 1}\n{"kind": "step", "task_id": "t"\n')
     result = cli("ingest", "--follow", "-", input=lines)
     assert result.returncode == 2
     assert result.stderr.startswith("InputError: <stdin>:2:")
@@ -158,7 +159,7 @@ def test_event_stream_bad_line_names_the_line(cli: Cli) -> None:
 
 def test_follow_a_growing_file(cli: Cli, tmp_path: Path) -> None:
     case = case_without_evaluation()
-    events = events_in_time_order(case) + [{"kind": "end", "task_id": case.task_id}]
+    events = [*events_in_time_order(case), {"kind": "end", "task_id": case.task_id}]
     stream = tmp_path / "events.jsonl"
     half = len(events) // 2
     stream.write_text("".join(json.dumps(e) + "\n" for e in events[:half]))

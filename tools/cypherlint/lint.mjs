@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  highlightSyntax,
   lintCypherQuery,
   parseParameters,
   testData,
@@ -221,6 +222,141 @@ function ddlVocabProblems(masked, semicolons, vocab) {
   return problems;
 }
 
+// The upstream linter checks names against the schema only in reading
+// clauses (MATCH, WITH, RETURN): labels, types and keys in CREATE, MERGE,
+// SET, REMOVE and FOREACH are taken as "may create a new name". Our vocab is
+// closed, so check every name here too, from the package's own tokenizer
+// (highlightSyntax: each token with its type and position).
+const LABEL_EXPR_OPS = new Set([':', '|', '&', '!', '%']);
+const RANGE_OPS = new Set(['*', '..']);
+const isTok = (t, type, text) => t && t.tokenType === type && (text === undefined || t.token === text);
+
+function symbolTypeAt(symbols, offset) {
+  const symbol = symbols.find((s) => s.references.includes(offset) || s.definitionPosition === offset);
+  if (!symbol || symbol.types.length === 0) return null;
+  if (symbol.types.every((t) => t === 'Node')) return 'node';
+  if (symbol.types.every((t) => t === 'Relationship')) return 'rel';
+  if (symbol.types.every((t) => t === 'Node' || t === 'Relationship')) return 'either';
+  return null;
+}
+
+// Walk back from tokens[i] over a label expression (`:A|B`, `:(A|B)&!C`, `IS A`)
+// and the range of a relationship pattern (`*1..2`). Returns the index of the
+// first token before it.
+function skipLabelExpressionBack(tokens, i) {
+  let j = i;
+  while (j >= 0) {
+    const t = tokens[j];
+    if (
+      t.tokenType === 'label' ||
+      (t.tokenType === 'operator' && (LABEL_EXPR_OPS.has(t.token) || RANGE_OPS.has(t.token))) ||
+      t.tokenType === 'numberLiteral' ||
+      isTok(t, 'keyword', 'IS') ||
+      isTok(t, 'bracket', ')')
+    ) {
+      j--;
+    } else if (isTok(t, 'bracket', '(')) {
+      const before = tokens[j - 1];
+      const groups =
+        before && ((before.tokenType === 'operator' && LABEL_EXPR_OPS.has(before.token)) || isTok(before, 'keyword', 'IS'));
+      if (!groups) return j;
+      j--;
+    } else {
+      return j;
+    }
+  }
+  return j;
+}
+
+// What the element that owns tokens[i] is: 'node' or 'rel' for a pattern
+// element `(v:...` / `[v:...`, the variable's type for a predicate `v:Label`
+// (WHERE, SET, REMOVE), else null.
+function ownerKind(tokens, i, symbols, { patternOnly = false } = {}) {
+  let j = skipLabelExpressionBack(tokens, i);
+  let t = tokens[j];
+  let variable = null;
+  if (t && t.tokenType === 'variable') {
+    variable = t;
+    j--;
+    t = tokens[j];
+  }
+  if (isTok(t, 'bracket', '[')) {
+    return isTok(tokens[j - 1], 'separator', '-') ? 'rel' : patternOnly ? null : variable && symbolTypeAt(symbols, variable.position.startOffset);
+  }
+  if (isTok(t, 'bracket', '(')) {
+    const before = tokens[j - 1];
+    const call = before && ['function', 'procedure', 'predicateFunction', 'namespace'].includes(before.tokenType);
+    if (!call) return 'node';
+  }
+  if (patternOnly || !variable) return null;
+  return symbolTypeAt(symbols, variable.position.startOffset);
+}
+
+// Index of the innermost bracket still open at tokens[i] (walking back), or -1.
+function enclosingOpen(tokens, i) {
+  let depth = 0;
+  for (let j = i; j >= 0; j--) {
+    const b = tokens[j];
+    if (b.tokenType !== 'bracket') continue;
+    if (b.token === '}' || b.token === ']' || b.token === ')') depth++;
+    else if (depth > 0) depth--;
+    else return j;
+  }
+  return -1;
+}
+
+function tokenVocabProblems(text, vocab, symbols) {
+  let tokens;
+  try {
+    tokens = highlightSyntax(text, { consoleCommandsEnabled: false });
+  } catch {
+    return [];
+  }
+  const labels = new Set(vocab.labels);
+  const relTypes = new Set(vocab.relationshipTypes);
+  const propertyKeys = new Set(vocab.propertyKeys);
+  const problems = [];
+  const at = (t, message) =>
+    problems.push({ offset: t.position.startOffset, line: t.position.line + 1, col: t.position.startCharacter + 1, message });
+
+  tokens.forEach((t, i) => {
+    if (t.tokenType === 'label') {
+      const name = unquote(t.token);
+      const kind = ownerKind(tokens, i, symbols);
+      if (kind === 'node' && !labels.has(name)) at(t, `Label ${t.token} is not in the vocab`);
+      else if (kind === 'rel' && !relTypes.has(name)) at(t, `Relationship type ${t.token} is not in the vocab`);
+      else if (kind !== 'node' && kind !== 'rel' && !labels.has(name) && !relTypes.has(name)) {
+        at(t, `Label or relationship type ${t.token} is not in the vocab`);
+      }
+    } else if (t.tokenType === 'property') {
+      const name = unquote(t.token);
+      if (propertyKeys.has(name)) return;
+      const prev = tokens[i - 1];
+      if (isTok(prev, 'operator', '.')) {
+        // `v.key`: a property only when v is a node or relationship variable.
+        let owner = tokens[i - 2];
+        if (isTok(owner, 'bracket', '{') || isTok(owner, 'separator', ',')) {
+          // `v {.key, ...}`: a map projection of v.
+          const open = enclosingOpen(tokens, i - 1);
+          owner = open > 0 && isTok(tokens[open], 'bracket', '{') ? tokens[open - 1] : null;
+        } else if (isTok(tokens[i - 3], 'operator', '.')) {
+          owner = null; // `x.y.key`
+        }
+        if (owner?.tokenType === 'variable' && symbolTypeAt(symbols, owner.position.startOffset)) {
+          at(t, `Property key ${t.token} is not in the vocab`);
+        }
+      } else if (isTok(tokens[i + 1], 'operator', ':')) {
+        // `{key: ...}`: a property only in a node or relationship pattern.
+        const open = enclosingOpen(tokens, i - 1);
+        if (open > 0 && isTok(tokens[open], 'bracket', '{') && ownerKind(tokens, open - 1, symbols, { patternOnly: true })) {
+          at(t, `Property key ${t.token} is not in the vocab`);
+        }
+      }
+    }
+  });
+  return problems;
+}
+
 function lineCol(text, offset) {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
@@ -307,6 +443,7 @@ function lintFile(file, { catalog, vocab }) {
   }
   const symbols = result.symbolTables.flat();
   const seen = new Set();
+  const vocabOffsets = new Set(); // names already reported as unknown
   for (const d of result.diagnostics) {
     if (isFalsePropertyWarning(d, text, symbols)) continue;
     // The linter's positions are 0-based; clamp its "whole query" fallback (-1).
@@ -316,11 +453,21 @@ function lintFile(file, { catalog, vocab }) {
     const key = `${line}:${col}:${severity}:${d.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
+    if (PROPERTY_NOT_PRESENT.test(d.message) && d.offsets) vocabOffsets.add(d.offsets.start);
     add(line, col, severity, d.message);
   }
   if (vocab) {
-    for (const p of ddlVocabProblems(masked, semicolons, vocab)) {
-      add(...lineCol(text, p.offset), 'warning', p.message);
+    const more = [
+      ...tokenVocabProblems(text, vocab, symbols),
+      ...ddlVocabProblems(masked, semicolons, vocab).map((p) => {
+        const [line, col] = lineCol(text, p.offset);
+        return { ...p, line, col };
+      }),
+    ];
+    for (const p of more) {
+      if (vocabOffsets.has(p.offset)) continue;
+      vocabOffsets.add(p.offset);
+      add(p.line, p.col, 'warning', p.message);
     }
   }
   return problems;

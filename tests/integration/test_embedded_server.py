@@ -1,0 +1,104 @@
+"""The embedded server's lifecycle through the real CLI, each test with its own data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from provenance.store.embedded import EmbeddedServer
+from tests.helpers import EXAMPLE
+
+
+class HomeCli:
+    def __init__(self, home: Path):
+        self.home = home
+        self.env = {**os.environ, "PROVREPAIR_HOME": str(home)}
+        for name in ("PROVREPAIR_URI", "PROVREPAIR_GRAPH"):
+            self.env.pop(name, None)
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        exe = Path(sys.executable).with_name("provrepair")
+        return subprocess.run([str(exe), *args], capture_output=True, text=True, env=self.env,
+                              timeout=120)
+
+
+@pytest.fixture
+def home_cli(tmp_path: Path) -> Iterator[HomeCli]:
+    cli = HomeCli(tmp_path / "home")
+    yield cli
+    EmbeddedServer(cli.home).stop()
+
+
+def test_start_twice_is_a_noop_that_says_so(home_cli: HomeCli) -> None:
+    first = home_cli("db", "start", "--json")
+    assert first.returncode == 0, first.stderr
+    second = home_cli("db", "start")
+    assert second.returncode == 0
+    assert "already running" in second.stdout
+    assert json.loads(first.stdout)["pid"] == json.loads(home_cli("db", "start", "--json").stdout)["pid"]
+
+
+def test_status_and_on_demand_start(home_cli: HomeCli) -> None:
+    assert json.loads(home_cli("db", "status", "--json").stdout)["running"] is False
+    ingested = home_cli("ingest", str(EXAMPLE))  # starts the store on demand
+    assert ingested.returncode == 0, ingested.stderr
+    assert "started the embedded store" in ingested.stderr
+    status = json.loads(home_cli("db", "status", "--json").stdout)
+    assert status["running"] is True and status["uri"].startswith("falkordb://127.0.0.1:")
+    assert status["data_dir"] == str(home_cli.home)
+    assert status["nodes"] == {"memory": 5, "step": 11, "user_input": 2, "tasks": 1}
+
+
+def test_data_persists_across_stop_and_start(home_cli: HomeCli) -> None:
+    home_cli("ingest", str(EXAMPLE))
+    before = home_cli("show", "--task", "shopping_task_014", "--json").stdout
+    assert home_cli("db", "stop").returncode == 0
+    assert json.loads(home_cli("db", "status", "--json").stdout)["running"] is False
+    assert home_cli("show", "--task", "shopping_task_014", "--json").stdout == before
+
+
+def test_killed_server_leaves_a_stale_pid_that_is_detected(home_cli: HomeCli) -> None:
+    home_cli("ingest", str(EXAMPLE))
+    pid = json.loads(home_cli("db", "status", "--json").stdout)["pid"]
+    time.sleep(1.2)  # appendfsync everysec: give the log its second
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(home_cli("db", "status", "--json").stdout)["running"] is False
+    restarted = json.loads(home_cli("db", "start", "--json").stdout)
+    assert restarted["started"] is True and restarted["pid"] != pid
+    assert home_cli("show", "--task", "shopping_task_014", "--json").returncode == 0
+
+
+def test_server_is_private(home_cli: HomeCli) -> None:
+    info = json.loads(home_cli("db", "start", "--json").stdout)
+    password_file = home_cli.home / "password"
+    assert stat.S_IMODE(password_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE((home_cli.home / "redis.conf").stat().st_mode) == 0o600
+    password = password_file.read_text().strip()
+    cmdline = Path(f"/proc/{info['pid']}/cmdline").read_bytes()
+    assert password.encode() not in cmdline  # the password is in the 0600 conf, not argv
+    port = int(info["uri"].rsplit(":", 1)[1])
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(host="127.0.0.1", port=port).ping()
+    client = redis.Redis(host="127.0.0.1", port=port, password=password)
+    assert client.config_get("bind")["bind"] == "127.0.0.1"
+    assert "--bolt" not in cmdline.decode(errors="replace").lower()
+    for out in (home_cli("db", "status").stdout, home_cli("db", "status", "--json").stdout):
+        assert password not in out
+
+
+def test_stop_when_not_running(home_cli: HomeCli) -> None:
+    result = home_cli("db", "stop")
+    assert result.returncode == 0 and "not running" in result.stdout

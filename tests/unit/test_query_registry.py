@@ -1,0 +1,59 @@
+"""The cypher/ registry: header checks with file:line, and the real files' vocabulary."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from provenance.errors import QueryFileError
+from provenance.store.queries import load_registry, parse_query
+from provenance.vocab import EdgeLabel, NodeLabel
+
+PATH = "cypher/area/find_thing.cypher"
+
+
+def test_every_shipped_query_loads() -> None:
+    registry = load_registry()
+    assert "merge_steps" in registry.queries
+    assert registry.schema["falkordb"] and registry.schema["neo4j"]
+
+
+def test_declared_and_used_params_must_match() -> None:
+    text = "// name: find_thing\n// mode: read\n// params: a\nMATCH (n:Node {uid: $a})\nRETURN $b"
+    with pytest.raises(QueryFileError, match=r"^cypher/area/find_thing.cypher:5: \$b is used"):
+        parse_query(text, PATH)
+    text = "// name: find_thing\n// mode: read\n// params: a, c\nRETURN $a"
+    with pytest.raises(QueryFileError, match=r"find_thing.cypher:3: \$c is declared but never used"):
+        parse_query(text, PATH)
+
+
+def test_dollar_inside_strings_and_comments_is_not_a_param() -> None:
+    text = "// name: find_thing\n// mode: read\n// params: a\n// $nope\nRETURN '$x', \"$y\", $a"
+    assert parse_query(text, PATH).params == {"a"}
+
+
+@pytest.mark.parametrize("header, message", [
+    ("// mode: read\n// params:\n", "'// name:' is missing"),
+    ("// name: other\n// mode: read\n// params:\n", "differs from the file name"),
+    ("// name: find_thing\n// mode: maybe\n// params:\n", "mode must be read or write"),
+])
+def test_malformed_headers(header: str, message: str) -> None:
+    with pytest.raises(QueryFileError, match=message):
+        parse_query(header + "RETURN 1", PATH)
+
+
+def test_queries_use_only_the_vocabulary() -> None:
+    """Labels and relationship types in every file come from the enums (the linter checks
+    this too with the vocabulary; this catches it without Node)."""
+    labels = {label.value for label in NodeLabel}
+    types = {label.value for label in EdgeLabel}
+    registry = load_registry()
+    for query in [*registry.queries.values(), *registry.schema["falkordb"], *registry.schema["neo4j"]]:
+        code = re.sub(r"//[^\n]*|'[^']*'", "", query.text)
+        for name in re.findall(r"\[\w*:(\w+)", code):
+            assert name in types, f"{query.path}: unknown relationship type {name}"
+        for name in re.findall(r"\(\w*:(\w+)|\bSET \w+:(\w+)|\b\w+:(\w+)\)", code):
+            for part in name:
+                if part:
+                    assert part in labels, f"{query.path}: unknown label {part}"
