@@ -1,0 +1,15 @@
+// name: expand_affected
+// mode: read
+// params: frontier
+// One hop of Reach_m (repair-semantics.md §2): forward over the propagation labels (E_prop:
+// CHAIN never propagates), entering w only if ts(w) >= t_r of the fault being traced.
+// frontier: [{uid, tr}]. The filter sits after WITH DISTINCT so FalkorDB starts from the
+// anchored frontier node, not from the far side.
+UNWIND $frontier AS f
+MATCH (v:Node {uid: f.uid})-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSOLIDATE|SUPERSEDE|DERIVE]->(w:Node)
+WITH DISTINCT f.uid AS from_uid, f.tr AS tr, type(r) AS label, w
+WHERE w.ts >= tr
+RETURN from_uid, tr, label,
+       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
+       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
+       w.position AS position

@@ -1,0 +1,13 @@
+// name: list_closure_predecessors
+// mode: read
+// params: uids
+// One backward hop of ExecClosure (§4): direct predecessors over the propagation labels, plus
+// the generating action of an observation when it is linked only by CHAIN (prev_step_ids).
+UNWIND $uids AS u
+MATCH (w:Node)-[r]->(v:Node {uid: u})
+WITH DISTINCT u, v, type(r) AS label, w
+WHERE label <> 'CHAIN' OR (v.step_type = 'tool_observation' AND w.step_type = 'tool_action')
+RETURN u AS to_uid, label,
+       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
+       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
+       w.position AS position

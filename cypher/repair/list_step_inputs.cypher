@@ -1,0 +1,12 @@
+// name: list_step_inputs
+// mode: read
+// params: uids
+// Everything an action or observation reads directly (used_ids: CITE, SUPPORT) and its
+// CHAIN predecessors: the controlling plans of an action, the generating actions of an
+// observation, and the other records whose verdict the inheritance rule checks (§3).
+UNWIND $uids AS u
+MATCH (w:Node)-[r:CITE|SUPPORT|CHAIN]->(v:Node {uid: u})
+RETURN u AS to_uid, type(r) AS label,
+       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
+       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
+       w.position AS position

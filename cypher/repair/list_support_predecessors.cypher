@@ -1,0 +1,13 @@
+// name: list_support_predecessors
+// mode: read
+// params: uids
+// Pred_sup(v) of each candidate (repair-semantics.md §3): nodes p with a SUPPORT, CITE, DERIVE
+// or SUPERSEDE edge into v, with the edge's sufficient flag and what Admissible(p) reads.
+// Insufficient edges are returned too (flagged): a memory is checkable only if it has a
+// DERIVE predecessor at all, and --explain names the evidence that did not count.
+UNWIND $uids AS u
+MATCH (w:Node)-[r:SUPPORT|CITE|DERIVE|SUPERSEDE]->(v:Node {uid: u})
+RETURN u AS to_uid, type(r) AS label, coalesce(r.sufficient, false) AS sufficient,
+       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
+       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
+       w.position AS position

@@ -1,0 +1,55 @@
+"""Affected candidates A0 (repair-semantics.md §2): frontier expansion, one query per hop.
+
+A0 = ∪_m ({m, r(m)} ∪ Reach_m(r(m)) ∪ Reach_m(m)); Reach_m enters v only if ts(v) ≥ t_r(m).
+Several faults are traced together: each node keeps the smallest threshold it was reached
+with (a smaller t_r admits a superset), and is expanded again only if a smaller one arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from repair.plan.graph import GraphView, Node
+
+
+@dataclass
+class Affected:
+    nodes: dict[str, Node] = field(default_factory=dict)          # uid → node (A0)
+    threshold: dict[str, int] = field(default_factory=dict)       # uid → smallest t_r
+    # uid → (predecessor uid, label, fault id): how the node was first reached (--explain)
+    reached_from: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)          # uid → fault id
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self.nodes
+
+
+def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]]) -> Affected:
+    region = Affected()
+    frontier: dict[str, int] = {}
+    for fault_id, (memory, seed) in seeds.items():
+        t_r = seed.ts
+        for start in (memory, seed):  # in A0 unconditionally; expanded with this t_r
+            if _admit(region, start, t_r, fault_id):
+                frontier[start.uid] = region.threshold[start.uid]
+    while frontier:
+        rows = [{"uid": uid, "tr": tr} for uid, tr in frontier.items()]
+        frontier = {}
+        for hop in view.frontier_hops("expand_affected", rows):
+            tr = hop.row["tr"]
+            if _admit(region, hop.node, tr, region.origin[hop.anchor.uid]):
+                region.reached_from.setdefault(hop.node.uid, (hop.anchor.uid, hop.label,
+                                                              region.origin[hop.anchor.uid]))
+                frontier[hop.node.uid] = tr
+    return region
+
+
+def _admit(region: Affected, node: Node, tr: int, fault_id: str) -> bool:
+    """Record node as reached with threshold tr; True if it must be (re)expanded."""
+    old = region.threshold.get(node.uid)
+    if old is not None and old <= tr:
+        return False
+    region.nodes[node.uid] = node
+    region.threshold[node.uid] = tr
+    region.origin.setdefault(node.uid, fault_id)
+    return True

@@ -1,0 +1,25 @@
+"""The rollback plan (the paper's rollback-plan schema, with the spec's explanation fields)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RepairPlan(BaseModel):
+    """Field names exactly as repair-semantics.md §4; lists in trace order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    delete_memory_ids: list[str] = Field(description="M_del = F")
+    quarantine_memory_ids: list[str] = Field(description="(A ∩ V_mem ∩ active) \\ F")
+    invalidate_claim_ids: list[str] = Field(description="V_inv: every invalidated step")
+    replay_step_ids: list[str] = Field(description="V_replay, in trace order")
+    preserve_step_ids: list[str] = Field(description="V_step \\ (V_inv ∪ V_replay)")
+    redundant_step_ids: list[str] = Field(default_factory=list)
+    suspicious_step_ids: list[str] = Field(
+        description="invalidated, excluded from later context, not recomputed")
+    seeds: dict[str, str] = Field(description="m → r(m)")
+    affected_ids: list[str] = Field(description="A0")
+    supported_ids: list[str] = Field(description="P_sup")
+    answer_relevant_ids: list[str] = Field(description="A_ans")

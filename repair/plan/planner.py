@@ -1,0 +1,131 @@
+"""Assemble the rollback plan from the stages (repair-semantics.md §1-4), check invariants.
+
+    seeds.py      resolve_seeds           cypher/repair/resolve_seeds.cypher
+    affected.py   reach_affected          cypher/repair/expand_affected.cypher (per hop)
+    support.py    check_support           cypher/repair/list_support_predecessors.cypher,
+                                          list_step_inputs.cypher
+    closure.py    close_invalidation      cypher/repair/list_controlled_steps.cypher
+    relevance.py  answer_relevant         cypher/repair/expand_severed.cypher (per hop)
+    closure.py    exec_closure            cypher/repair/list_closure_predecessors.cypher
+    rules.py      the appendix table, one function per rule
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from provenance.errors import InternalError, TaskNotFound
+from provenance.readback import get_task_props
+from provenance.store.base import GraphStore
+from provenance.validate import require_faults
+from provenance.vocab import StepType
+from repair.plan import rules
+from repair.plan.affected import Affected, reach_affected
+from repair.plan.closure import Closure, close_invalidation, exec_closure
+from repair.plan.graph import GraphView, Node
+from repair.plan.model import RepairPlan
+from repair.plan.relevance import Relevance, answer_relevant
+from repair.plan.seeds import resolve_seeds
+from repair.plan.support import Support, check_support
+
+
+@dataclass
+class PlanTrace:
+    """Everything the stages found, kept for --explain."""
+
+    view: GraphView
+    seeds: dict[str, tuple[Node, Node]]
+    region: Affected
+    support: Support
+    invalidated: dict[str, Node]
+    relevance: Relevance
+    closure: Closure
+    final: Node | None
+    removed: set[str]
+
+
+def compute_plan(store: GraphStore, task_id: str,
+                 faults: list[str] | None = None) -> tuple[RepairPlan, PlanTrace]:
+    """The rollback plan of a stored task; `faults` overrides its diagnosed faults."""
+    task = get_task_props(store, task_id)
+    fault_ids = list(dict.fromkeys(faults if faults is not None else task.get("diagnosed_faults", [])))
+    require_faults(task_id, fault_ids)
+    view = GraphView(store, task_id)
+    seeds = resolve_seeds(view, fault_ids)
+    region = reach_affected(view, seeds)
+    fault_uids = {m.uid for m, _ in seeds.values()}
+    candidates = [v for v in region.nodes.values() if v.uid not in fault_uids]
+    support = check_support(view, candidates, fault_uids, set(region.nodes))
+    unsupported = rules.preserve_independently_supported_candidate(region.nodes.values(),
+                                                                   support.supported)
+    deleted = rules.delete_diagnosed_faulty_memory(m for m, _ in seeds.values())
+    quarantined = rules.quarantine_unsupported_affected_memory(unsupported, deleted)
+    invalidated = close_invalidation(view, [v for v in unsupported if v.is_step])
+    final = _final_answer(view)
+    removed = deleted | quarantined
+    relevance = answer_relevant(view, invalidated, removed, final)
+    start = (rules.replay_unsupported_answer_relevant_node(relevance.answer_relevant)
+             | rules.regenerate_final_answer(final)
+             | rules.replay_faulty_memory_provenance_seed(s for _, s in seeds.values()))
+    closure = exec_closure(view, [view.nodes[u] for u in start], invalidated, removed)
+    trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed)
+    plan = _assemble(view, trace, deleted, quarantined)
+    check_invariants(plan, fault_ids, final)
+    return plan, trace
+
+
+def _final_answer(view: GraphView) -> Node | None:
+    """v_final: the last final_answer of the trace (by ts, ties by trace position)."""
+    answers = view.final_answers()
+    return max(answers, key=Node.order) if answers else None
+
+
+def _assemble(view: GraphView, trace: PlanTrace, deleted: set[str],
+              quarantined: set[str]) -> RepairPlan:
+    positions = view.step_positions()
+    replay = set(trace.closure.replay)
+    refreshed = _refreshed_observations(view, trace.invalidated, replay)
+    suspicious = rules.invalidate_unsupported_non_answer_relevant_node(
+        set(trace.invalidated), replay, refreshed)
+    touched = {view.nodes[u].id for u in set(trace.invalidated) | replay}
+    preserve = [i for i in sorted(positions, key=positions.__getitem__) if i not in touched]
+
+    def ids(uids: set[str]) -> list[str]:
+        return [n.id for n in sorted((view.nodes[u] for u in uids), key=Node.order)]
+
+    return RepairPlan(
+        task_id=view.task_id, delete_memory_ids=ids(deleted),
+        quarantine_memory_ids=ids(quarantined), invalidate_claim_ids=ids(set(trace.invalidated)),
+        replay_step_ids=[n.id for n in sorted(trace.closure.replay.values(),
+                                              key=lambda n: n.position)],
+        preserve_step_ids=preserve, redundant_step_ids=[], suspicious_step_ids=ids(suspicious),
+        seeds={m.id: s.id for m, s in trace.seeds.values()},
+        affected_ids=ids(set(trace.region.nodes)), supported_ids=ids(trace.support.supported),
+        answer_relevant_ids=ids(trace.relevance.answer_relevant))
+
+
+def _refreshed_observations(view: GraphView, invalidated: dict[str, Node],
+                            replay: set[str]) -> set[str]:
+    """Invalidated observations whose generating action is replayed (they are refreshed)."""
+    observations = [n for n in invalidated.values() if n.is_a(StepType.TOOL_OBSERVATION)]
+    return {hop.anchor.uid for hop in view.hops("list_step_inputs", observations, "to_uid")
+            if hop.node.is_a(StepType.TOOL_ACTION) and hop.node.uid in replay}
+
+
+def check_invariants(plan: RepairPlan, faults: list[str], final: Node | None) -> None:
+    """§4 invariants; a violation is a bug in provrepair, raised loudly."""
+    problems = []
+    if set(plan.delete_memory_ids) & set(plan.quarantine_memory_ids):
+        problems.append("delete and quarantine overlap")
+    groups = [set(plan.replay_step_ids), set(plan.preserve_step_ids), set(plan.redundant_step_ids)]
+    if any(a & b for i, a in enumerate(groups) for b in groups[i + 1:]):
+        problems.append("replay, preserve and redundant are not pairwise disjoint")
+    if not set(faults) <= set(plan.delete_memory_ids):
+        problems.append("a diagnosed fault is not deleted")
+    if final is not None and final.id not in plan.replay_step_ids:
+        problems.append("the final answer is not replayed")
+    if problems:
+        raise InternalError(f"plan for task {plan.task_id!r} violates: {'; '.join(problems)}")
+
+
+__all__ = ["PlanTrace", "RepairPlan", "TaskNotFound", "compute_plan"]

@@ -1,0 +1,123 @@
+"""Independent-support check (repair-semantics.md §3) over the candidates' direct inputs.
+
+Verdicts are computed once, against A0 only: a supported node never becomes evidence for
+another candidate (no mutual validation), because independence is `p ∉ F ∪ A0`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from provenance.vocab import StepType
+from repair.plan.graph import GraphView, Hop, Node
+
+CHECKED_STEP_TYPES = frozenset({
+    StepType.CLAIM, StepType.PLAN, StepType.FINAL_ANSWER, StepType.MEMORY_WRITE,
+    StepType.MEMORY_DELETE, StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE})
+
+
+@dataclass
+class Support:
+    supported: set[str] = field(default_factory=set)                 # P_sup (uids)
+    evidence: dict[str, Node] = field(default_factory=dict)          # uid → the trusted p
+    inherited_from: dict[str, list[Node]] = field(default_factory=dict)  # action/obs → parents
+    rejected: dict[str, list[tuple[Node, str]]] = field(default_factory=dict)  # for --explain
+
+
+def is_checkable(v: Node, has_derive_input: bool) -> bool:
+    """Claims, plans, answers, memory mutations, and active derived memories (§3)."""
+    if v.is_step:
+        return any(v.is_a(t) for t in CHECKED_STEP_TYPES)
+    return v.is_memory and v.status == "active" and has_derive_input
+
+
+def is_admissible(p: Node, v: Node) -> bool:
+    """A same-turn user input, an active memory, an ok tool observation, or a claim.
+    (A memory candidate has no turn, so a user input is never admissible for it.)"""
+    if p.kind == "user_input":
+        return v.is_step and p.turn == v.turn
+    if p.is_memory:
+        return p.status == "active"
+    return (p.is_a(StepType.TOOL_OBSERVATION) and p.status == "ok") or p.is_a(StepType.CLAIM)
+
+
+def is_independent(p: Node, tainted: set[str]) -> bool:
+    """p ∉ F ∪ A0."""
+    return p.uid not in tainted
+
+
+def trusted_evidence(v: Node, inputs: list[Hop], tainted: set[str],
+                     rejected: list[tuple[Node, str]]) -> Node | None:
+    """A sufficient, admissible, independent predecessor of v, if there is one. Steps take
+    SUPPORT/CITE evidence; derived memories DERIVE/SUPERSEDE (never preserved by SUPERSEDE
+    alone in practice: a superseded record is not active)."""
+    labels = {"SUPPORT", "CITE"} if v.is_step else {"DERIVE", "SUPERSEDE"}
+    for hop in inputs:
+        p = hop.node
+        if hop.label not in labels:
+            continue
+        if not hop.row["sufficient"]:
+            rejected.append((p, "its edge is not marked sufficient"))
+        elif not is_admissible(p, v):
+            rejected.append((p, "not admissible evidence"))
+        elif not is_independent(p, tainted):
+            rejected.append((p, "itself faulty or affected (not independent)"))
+        else:
+            return p
+    return None
+
+
+def check_support(view: GraphView, candidates: list[Node], faults: set[str],
+                  affected: set[str]) -> Support:
+    """Verdicts for every node of A0 \\ F (checked directly, or inherited by actions and
+    observations)."""
+    tainted = faults | affected
+    result = Support()
+    inputs = _group(view.hops("list_support_predecessors", candidates, "to_uid"))
+    for v in candidates:
+        has_derive = any(h.label == "DERIVE" for h in inputs[v.uid])
+        if not is_checkable(v, has_derive):
+            continue
+        rejected = result.rejected.setdefault(v.uid, [])
+        evidence = trusted_evidence(v, inputs[v.uid], tainted, rejected)
+        if evidence is not None:
+            result.supported.add(v.uid)
+            result.evidence[v.uid] = evidence
+    inherit_tool_verdicts(view, candidates, tainted, affected, result)
+    return result
+
+
+def inherit_tool_verdicts(view: GraphView, candidates: list[Node], tainted: set[str],
+                          affected: set[str], result: Support) -> None:
+    """Actions inherit from their controlling plans, then observations from their actions."""
+    actions = [v for v in candidates if v.is_a(StepType.TOOL_ACTION)]
+    observations = [v for v in candidates if v.is_a(StepType.TOOL_OBSERVATION)]
+    inputs = _group(view.hops("list_step_inputs", actions + observations, "to_uid"))
+    for v in actions:
+        plans = {h.node for h in inputs[v.uid] if h.label == "CITE" and h.node.is_a(StepType.PLAN)}
+        _inherit(v, plans, inputs[v.uid], tainted, affected, result)
+    for v in observations:
+        makers = {h.node for h in inputs[v.uid] if h.node.is_a(StepType.TOOL_ACTION)}
+        _inherit(v, makers, inputs[v.uid], tainted, affected, result)
+
+
+def _inherit(v: Node, parents: set[Node], inputs: list[Hop], tainted: set[str],
+             affected: set[str], result: Support) -> None:
+    """Supported iff every parent in A0 is supported, at least one is, and v reads no other
+    node of F ∪ A0 directly (an argument taken straight from a tainted record is not covered
+    by the parent's support)."""
+    in_region = [p for p in parents if p.uid in affected]
+    other_reads = [h.node for h in inputs
+                   if h.label in ("CITE", "SUPPORT") and h.node not in parents]
+    if (in_region and all(p.uid in result.supported for p in in_region)
+            and not any(p.uid in tainted for p in other_reads)):
+        result.supported.add(v.uid)
+        result.inherited_from[v.uid] = sorted(in_region, key=Node.order)
+
+
+def _group(hops: list[Hop]) -> dict[str, list[Hop]]:
+    grouped: dict[str, list[Hop]] = defaultdict(list)
+    for hop in hops:
+        grouped[hop.anchor.uid].append(hop)
+    return grouped
