@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,87 @@ def show(task_id: str, as_json: bool) -> None:
 def _short(text: str, width: int = 70) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- plan / history -------------------------------------------------------------------------
+
+@main.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
+@click.option("--explain", "explain_id", metavar="ID",
+              help="Explain why one node got its disposition instead of printing the plan.")
+@click.option("--no-record", is_flag=True, help="Do not write the plan to the graph as a run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
+def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
+         as_json: bool) -> None:
+    """Compute the rollback plan of a task (repair-semantics.md §1-4).
+
+    Seeds, contaminated region, independent support, answer relevance and the replay set are
+    computed in the graph store; the plan is recorded as a :RepairRun (unless --no-record)
+    so a graph browser can show it. Planning never changes the memory store.
+    """
+    from repair.plan import compute_plan
+    from repair.plan.explain import explain
+    from repair.runs import record_plan_run
+
+    fault_ids = [f.strip() for f in faults.split(",") if f.strip()] if faults is not None else None
+    with store() as st:
+        the_plan, trace = compute_plan(st, task_id, fault_ids)
+        if explain_id is not None:
+            _print_explanation(explain(the_plan, trace, explain_id), as_json)
+            return
+        run_id = None if no_record else record_plan_run(st, the_plan, method="dependency_guided")
+    if as_json:
+        emit_json(the_plan.model_dump())
+        return
+    _print_plan(the_plan, run_id)
+
+
+def _print_plan(the_plan: Any, run_id: str | None) -> None:
+    counts = [("delete", the_plan.delete_memory_ids), ("quarantine", the_plan.quarantine_memory_ids),
+              ("affected", the_plan.affected_ids), ("supported", the_plan.supported_ids),
+              ("invalidate", the_plan.invalidate_claim_ids),
+              ("answer-relevant", the_plan.answer_relevant_ids),
+              ("replay", the_plan.replay_step_ids), ("preserve", the_plan.preserve_step_ids),
+              ("suspicious", the_plan.suspicious_step_ids)]
+    click.echo(f"plan for task {the_plan.task_id}" + (f" (run {run_id})" if run_id else ""))
+    click.echo("  seeds:      " + ", ".join(f"{m} <- {s}" for m, s in the_plan.seeds.items()))
+    for name, ids in counts:
+        shown = ", ".join(ids) if len(ids) <= 12 else ", ".join(ids[:12]) + ", …"
+        click.echo(f"  {name + ':':<17}{len(ids):>4}  {shown}")
+    click.echo("  replay order: " + (" -> ".join(the_plan.replay_step_ids) or "-"))
+
+
+def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"{info['id']} ({info['kind']}): {', '.join(info['dispositions']) or 'untouched'}")
+    for key in ("affected", "support", "answer_relevance", "replay"):
+        click.echo(f"  {key.replace('_', ' ')}: {info[key]}")
+
+
+@main.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+def history(task_id: str, as_json: bool) -> None:
+    """List the repair runs (plans and repairs) recorded for a task."""
+    from provenance.readback import get_task_props
+    from repair.runs import list_runs
+
+    with store() as st:
+        get_task_props(st, task_id)
+        runs = list_runs(st, task_id)
+    if as_json:
+        emit_json(runs)
+        return
+    if not runs:
+        click.echo(f"no repair runs for task {task_id}")
+    for run in runs:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(run["created"] / 1000))
+        replay = len((run.get("plan") or {}).get("replay_step_ids", []))
+        click.echo(f"{run['run_id']}  {created}Z  {run['method']:<18} {run['status']:<9} "
+                   f"replay={replay}")
 
 
 @main.command()

@@ -103,9 +103,25 @@ class NodeLabel(StrEnum):
     MEMORY_UPDATE = "MemoryUpdate"
     MEMORY_CONSOLIDATE = "MemoryConsolidate"
     EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
+    REPAIR_RUN = "RepairRun"
 
 
 STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}
+
+
+class RunMark(StrEnum):
+    """Relationship types from a :RepairRun to the nodes it gave each disposition."""
+
+    FAULTY = "FAULTY"                  # diagnosed fault, deleted
+    SEED = "SEED"                      # r(m) of some fault
+    AFFECTED = "AFFECTED"              # A0
+    SUPPORTED = "SUPPORTED"            # P_sup
+    QUARANTINED = "QUARANTINED"
+    INVALIDATED = "INVALIDATED"
+    ANSWER_RELEVANT = "ANSWER_RELEVANT"
+    REPLAY = "REPLAY"
+    PRESERVED = "PRESERVED"
+    SUSPICIOUS = "SUSPICIOUS"
 
 # Property keys the queries may use (fed to the linter so typos are caught).
 PROPERTY_KEYS = sorted({
@@ -117,6 +133,7 @@ PROPERTY_KEYS = sorted({
     "tool_name", "tool_args_json", "facts_json", "derivation_json", "sufficient",
     "domain", "diagnosed_faults", "tools_json", "world_json", "content_hash", "complete",
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
+    "run_key", "run_id", "method", "created", "plan_json", "summary_json",
 })
 
 
@@ -124,7 +141,8 @@ def linter_vocabulary() -> dict[str, list[str]]:
     """The schema the Cypher linter checks labels, types and keys against."""
     return {
         "labels": sorted(label.value for label in NodeLabel),
-        "relationshipTypes": sorted(label.value for label in EdgeLabel),
+        "relationshipTypes": sorted([*(label.value for label in EdgeLabel),
+                                     *(mark.value for mark in RunMark)]),
         "propertyKeys": PROPERTY_KEYS,
     }
 

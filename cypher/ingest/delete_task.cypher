@@ -6,6 +6,9 @@
 OPTIONAL MATCH (t:Task {task_key: $task_key})
 DETACH DELETE t
 WITH count(*) AS tasks
+OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
+DETACH DELETE run
+WITH count(*) AS runs
 OPTIONAL MATCH (n:Node {task_key: $task_key})
 DETACH DELETE n
 RETURN count(n) AS nodes

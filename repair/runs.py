@@ -1,0 +1,79 @@
+"""Repair runs in the graph: a `:RepairRun` node per plan or repair, with its dispositions.
+
+Write unit (FalkorDB has only single-statement atomicity): the run node with status
+'writing', then the mark batches (idempotent MERGEs), then the final status. A run
+interrupted in between stays 'writing' and is never read as a finished plan.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from provenance.keys import task_key
+from provenance.store.base import GraphStore
+from provenance.vocab import RunMark
+from repair.plan.graph import GraphView
+from repair.plan.model import RepairPlan
+
+MARK_BATCH = 2000
+
+
+def new_run_id() -> str:
+    return time.strftime("run-%Y%m%dT%H%M%SZ-", time.gmtime()) + secrets.token_hex(3)
+
+
+def run_key(task_id: str, run_id: str) -> str:
+    return f"{task_key(task_id)}/{run_id}"
+
+
+def plan_marks(plan: RepairPlan) -> dict[RunMark, list[str]]:
+    """Node ids per disposition mark."""
+    return {
+        RunMark.FAULTY: plan.delete_memory_ids, RunMark.SEED: sorted(set(plan.seeds.values())),
+        RunMark.AFFECTED: plan.affected_ids, RunMark.SUPPORTED: plan.supported_ids,
+        RunMark.QUARANTINED: plan.quarantine_memory_ids,
+        RunMark.INVALIDATED: plan.invalidate_claim_ids,
+        RunMark.ANSWER_RELEVANT: plan.answer_relevant_ids, RunMark.REPLAY: plan.replay_step_ids,
+        RunMark.PRESERVED: plan.preserve_step_ids, RunMark.SUSPICIOUS: plan.suspicious_step_ids,
+    }
+
+
+def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str, status: str = "planned",
+                    extra: dict[str, Any] | None = None) -> str:
+    """Write the plan as a new run; returns the run id. Never touches the memory store."""
+    run_id = new_run_id()
+    key = run_key(plan.task_id, run_id)
+    props = {"run_id": run_id, "task_id": plan.task_id, "method": method,
+             "created": int(time.time() * 1000), "status": "writing",
+             "plan_json": plan.model_dump_json(), "summary_json": json.dumps(extra or {})}
+    store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
+                                   "props": props})
+    view = GraphView(store, plan.task_id)
+    rows = [{"uid": view.uid(node_id), "mark": mark.value}
+            for mark, ids in plan_marks(plan).items() for node_id in ids]
+    for start in range(0, len(rows), MARK_BATCH):
+        store.run("merge_run_marks", {"run_key": key, "rows": rows[start:start + MARK_BATCH]})
+    store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
+                                   "props": {"status": status}})
+    return run_id
+
+
+def list_runs(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
+    rows = store.run("list_runs", {"task_key": task_key(task_id)})
+    return [_public(row["props"]) for row in rows]
+
+
+def latest_run(store: GraphStore, task_id: str) -> dict[str, Any] | None:
+    rows = store.run("get_latest_run", {"task_key": task_key(task_id)})
+    return _public(rows[0]["props"]) if rows else None
+
+
+def _public(props: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in props.items() if k not in ("run_key", "task_key", "plan_json",
+                                                       "summary_json")}
+    out["plan"] = json.loads(props.get("plan_json", "null"))
+    out["summary"] = json.loads(props.get("summary_json", "{}"))
+    return out
