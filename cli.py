@@ -325,6 +325,57 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 
 @main.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--reasoner", type=click.Choice(["offline", "openai"]), default="offline",
+              show_default=True, help="offline: deterministic, from each step's derivation; "
+              "openai: any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL).")
+@click.option("--model", default=None, help="Model name for --reasoner openai.")
+@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
+@click.option("--dry-run", is_flag=True, help="Plan and replay, but write nothing.")
+@click.option("--no-early-cutoff", is_flag=True,
+              help="Replay every selected step even when its inputs came out unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, dry_run: bool,
+           no_early_cutoff: bool, as_json: bool) -> None:
+    """Repair a task: delete and quarantine contaminated memories, replay what the corrected
+    answer needs, and write the result back (crash-safe; one repair per task at a time)."""
+    from repair.reasoners import make_reasoner
+    from repair.service import repair_task
+
+    fault_ids = [f.strip() for f in faults.split(",") if f.strip()] if faults is not None else None
+    with store() as st:
+        report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
+                             dry_run=dry_run, early_cutoff=not no_early_cutoff)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        _print_report(report)
+    if report.status == "needs_human":
+        sys.exit(3)
+
+
+def _print_report(report: Any) -> None:
+    click.echo(f"task {report.task_id}: {report.status}" +
+               (f" (run {report.run_id})" if report.run_id else ""))
+    click.echo(f"  answer:      {report.answer or '(none)'}")
+    click.echo(f"  deleted:     {', '.join(report.deleted) or '-'}")
+    click.echo(f"  quarantined: {', '.join(report.quarantined) or '-'}")
+    click.echo(f"  restored:    {', '.join(report.restored) or '-'}")
+    click.echo("  replayed:    " + (", ".join(f"{o}->{n}" for o, n in report.replayed.items())
+                                     or "-"))
+    click.echo(f"  new memories: {', '.join(report.new_memory_ids) or '-'}")
+    for step_id, why in report.unresolved.items():
+        click.echo(f"  unresolved {step_id}: {why}")
+    if report.needs_human:
+        click.echo(f"  NEEDS A HUMAN at {report.needs_human['step_id']}: "
+                   f"{report.needs_human['reason']}")
+    c = report.counts
+    click.echo(f"  cost: {c.get('llm_calls', 0)} LLM calls, {c.get('tokens', 0)} tokens, "
+               f"{c.get('replayed_steps', 0)}/{c.get('original_steps', 0)} steps replayed, "
+               f"{c.get('early_cutoff_steps', 0)} cut off early, {c.get('tool_calls', 0)} tool calls")
+
+
+@main.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 def history(task_id: str, as_json: bool) -> None:
     """List the repair runs (plans and repairs) recorded for a task."""

@@ -32,6 +32,8 @@ def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True) 
     memories: list[MemoryRecord] = []
     steps: list[ExecutionStep] = []
     for row in store.run("list_task_nodes", {"task_key": task_key(task_id)}):
+        if "origin_run" in row["props"]:
+            continue  # written by a repair run: not part of the recorded case
         record = record_from_props(row["props"])
         kind = row["props"]["kind"]
         targets: dict[str, list[Any]] = {NodeKind.USER_INPUT: inputs, NodeKind.MEMORY: memories,

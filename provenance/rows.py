@@ -73,7 +73,9 @@ def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[
 
 # -- graph → records ---------------------------------------------------------------------
 
-_NODE_ONLY = {"uid", "task_key", "id", "kind", "position", "ts"}
+# Graph bookkeeping, not case fields: keys, ordering, and what repair runs record.
+_NODE_ONLY = {"uid", "task_key", "id", "kind", "position", "ts", "status_before", "status_run",
+              "committed"}
 
 
 def record_from_props(props: dict[str, Any]) -> UserInput | MemoryRecord | ExecutionStep:

@@ -109,6 +109,12 @@ class NodeLabel(StrEnum):
 STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}
 
 
+class RepairEdge(StrEnum):
+    """Relationship types a repair adds between provenance nodes."""
+
+    REPLAYS = "REPLAYS"  # replayed step → the step it replaces
+
+
 class RunMark(StrEnum):
     """Relationship types from a :RepairRun to the nodes it gave each disposition."""
 
@@ -134,6 +140,8 @@ PROPERTY_KEYS = sorted({
     "domain", "diagnosed_faults", "tools_json", "world_json", "content_hash", "complete",
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
+    "repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at", "lock_probe",
+    "origin_run", "replaces", "committed", "status_before", "status_run", "answer",
 })
 
 
@@ -142,7 +150,8 @@ def linter_vocabulary() -> dict[str, list[str]]:
     return {
         "labels": sorted(label.value for label in NodeLabel),
         "relationshipTypes": sorted([*(label.value for label in EdgeLabel),
-                                     *(mark.value for mark in RunMark)]),
+                                     *(mark.value for mark in RunMark),
+                                     *(edge.value for edge in RepairEdge)]),
         "propertyKeys": PROPERTY_KEYS,
     }
 

@@ -41,10 +41,12 @@ def plan_marks(plan: RepairPlan) -> dict[RunMark, list[str]]:
     }
 
 
-def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str, status: str = "planned",
-                    extra: dict[str, Any] | None = None) -> str:
-    """Write the plan as a new run; returns the run id. Never touches the memory store."""
-    run_id = new_run_id()
+def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
+                    status: str | None = "planned", extra: dict[str, Any] | None = None,
+                    run_id: str | None = None) -> str:
+    """Write the plan as a run; returns the run id. Never touches the memory store.
+    With status None the run is left 'writing' (a repair commits it later)."""
+    run_id = run_id or new_run_id()
     key = run_key(plan.task_id, run_id)
     props = {"run_id": run_id, "task_id": plan.task_id, "method": method,
              "created": int(time.time() * 1000), "status": "writing",
@@ -56,8 +58,9 @@ def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str, status:
             for mark, ids in plan_marks(plan).items() for node_id in ids]
     for start in range(0, len(rows), MARK_BATCH):
         store.run("merge_run_marks", {"run_key": key, "rows": rows[start:start + MARK_BATCH]})
-    store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
-                                   "props": {"status": status}})
+    if status is not None:
+        store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
+                                       "props": {"status": status}})
     return run_id
 
 

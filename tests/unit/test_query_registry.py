@@ -8,7 +8,7 @@ import pytest
 
 from provenance.errors import QueryFileError
 from provenance.store.queries import load_registry, parse_query
-from provenance.vocab import EdgeLabel, NodeLabel, RunMark
+from provenance.vocab import EdgeLabel, NodeLabel, RepairEdge, RunMark
 
 PATH = "cypher/area/find_thing.cypher"
 
@@ -47,7 +47,8 @@ def test_queries_use_only_the_vocabulary() -> None:
     """Labels and relationship types in every file come from the enums (the linter checks
     this too with the vocabulary; this catches it without Node)."""
     labels = {label.value for label in NodeLabel}
-    types = {label.value for label in EdgeLabel} | {mark.value for mark in RunMark}
+    types = ({label.value for label in EdgeLabel} | {mark.value for mark in RunMark}
+             | {edge.value for edge in RepairEdge})
     registry = load_registry()
     for query in [*registry.queries.values(), *registry.schema["falkordb"], *registry.schema["neo4j"]]:
         code = re.sub(r"//[^\n]*|'[^']*'", "", query.text)

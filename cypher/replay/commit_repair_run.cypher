@@ -1,0 +1,19 @@
+// name: commit_repair_run
+// mode: write
+// params: run_key, run_id, props, rows
+// The commit point of a repair, ONE statement (atomic on both engines): the run becomes
+// finished and every status change of the repair applies at once — faulty records deleted,
+// affected ones quarantined, superseded ones restored, regenerated ones activated, new steps
+// committed. Before it the store reads exactly as before the repair.
+// rows: [{uid, status (or null), audit (bool: keep the old status for audit)}]
+MATCH (r:RepairRun {run_key: $run_key})
+WITH r
+WHERE r.status = 'writing'
+SET r += $props
+WITH r
+UNWIND $rows AS row
+MATCH (n:Node {uid: row.uid})
+FOREACH (_ IN CASE WHEN row.audit THEN [1] ELSE [] END |
+  SET n.status_before = n.status, n.status_run = $run_id)
+SET n.status = coalesce(row.status, n.status), n.committed = true
+RETURN count(n) AS changed

@@ -1,0 +1,15 @@
+"""Reasoners behind one interface (repair.reasoners.base.Reasoner)."""
+
+from __future__ import annotations
+
+from repair.reasoners.base import Reasoner
+
+
+def make_reasoner(name: str, model: str | None = None) -> Reasoner:
+    if name == "offline":
+        from repair.reasoners.offline import OfflineReasoner
+
+        return OfflineReasoner()
+    from repair.reasoners.openai_reasoner import OpenAIReasoner
+
+    return OpenAIReasoner.from_env(model)

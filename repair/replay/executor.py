@@ -1,0 +1,169 @@
+"""Selective replay (repair-semantics.md §5): walk V_replay in trace order over the repaired
+state, regenerating each step with the reasoner, re-issuing tool calls through the registry
+and applying memory mutations; early cutoff skips dependents whose replayed inputs came out
+unchanged. Pure computation: the write-back (repair/replay/writeback.py) stores the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from provenance.models import Case, ExecutionStep, Fact
+from provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
+from repair.plan.model import RepairPlan
+from repair.reasoners.base import Reasoner, StepOutput, StepRequest
+from repair.replay.derive import DomainFunction
+from repair.replay.mutations import apply_mutation
+from repair.replay.state import RepairState
+from repair.tools.registry import SideEffectRefused, ToolRegistry
+
+
+@dataclass
+class ReplayResult:
+    answer: str | None = None
+    new_steps: list[tuple[ExecutionStep, str]] = field(default_factory=list)  # (new, replaces)
+    unresolved: dict[str, str] = field(default_factory=dict)   # old step id → reason
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    cutoff: list[str] = field(default_factory=list)            # kept by early cutoff
+    unchanged: list[str] = field(default_factory=list)         # replayed, same output
+    needs_human: dict[str, str] | None = None                  # {step_id, reason}
+    llm_calls: int = 0
+    tokens: int = 0
+    tool_calls: int = 0
+
+
+class Executor:
+    def __init__(self, case: Case, plan: RepairPlan, reasoner: Reasoner, tools: ToolRegistry,
+                 tag: str, *, early_cutoff: bool = True,
+                 functions: dict[str, DomainFunction] | None = None):
+        self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
+        self.state = RepairState(case, plan, tag)
+        self.early_cutoff, self.functions = early_cutoff, functions or {}
+        self.result = ReplayResult()
+        finals = [s for s in case.trace if s.step_type is StepType.FINAL_ANSWER]
+        self.final_id = max(finals, key=lambda s: (s.timestamp, self.state.position[s.step_id])
+                            ).step_id if finals else None
+        self.must_replay = set(plan.seeds.values()) | ({self.final_id} if self.final_id else set())
+
+    def run(self) -> ReplayResult:
+        self.state.apply_dispositions()
+        for step_id in self.plan.replay_step_ids:
+            step = self.state.original[step_id]
+            if self.early_cutoff and self._cut(step):
+                self.result.cutoff.append(step_id)
+                self.state.visible.add(step_id)
+                continue
+            try:
+                self._replay(step)
+            except SideEffectRefused as exc:
+                self.result.needs_human = {"step_id": step_id, "reason": str(exc)}
+                break
+        self.result.tool_calls = self.tools.calls
+        return self.result
+
+    # -- one step -----------------------------------------------------------------------------
+
+    def _replay(self, step: ExecutionStep) -> None:
+        if step.step_type is StepType.MEMORY_READ:
+            self._memory_read(step)
+            return
+        output = self.reasoner.regenerate(self._request(step))
+        self.result.llm_calls += output.llm_calls
+        self.result.tokens += output.tokens
+        if output.notes:
+            self.result.notes[step.step_id] = output.notes
+        if output.content is None:
+            self.result.unresolved[step.step_id] = output.unresolved or "unresolved"
+        new = self._new_step(step, output)
+        if step.step_type is StepType.TOOL_ACTION and output.tool_call is not None:
+            self._issue_tool_call(step, new, output)
+            return
+        if step.step_type in MUTATION_STEP_TYPES and output.content is not None:
+            new = apply_mutation(self.state, step, new, output)
+        self._record(step, new, same=self._same(step, new))
+        if step.step_id == self.final_id:
+            self.result.answer = output.content
+
+    def _request(self, step: ExecutionStep) -> StepRequest:
+        here = self.state.position[step.step_id]
+        hint = step.model_copy(update={"used_ids": self.state.remap(step.used_ids)})
+        return StepRequest(
+            step=hint, domain=self.case.domain,
+            context=self.state.context(step, hint.used_ids, self.functions),
+            inputs=self.state.inputs(step.timestamp),
+            memories=self.state.visible_memories(step.timestamp),
+            steps=self.state.visible_steps(here), tools=self.case.tools)
+
+    def _new_step(self, step: ExecutionStep, output: StepOutput) -> ExecutionStep:
+        cited = self.state.remap(output.cited_ids)
+        content = output.content if output.content is not None else \
+            f"(unresolved: {output.unresolved or 'no value'})"
+        call = output.tool_call
+        return step.model_copy(update={
+            "step_id": self.state.new_step_id(step.step_id), "content": content,
+            "used_ids": cited, "sufficient_ids": [i for i in step.sufficient_ids if i in cited],
+            "prev_step_ids": self.state.remap(step.prev_step_ids), "next_step_ids": [],
+            "generated_memory_ids": [], "invalidated_memory_ids": [],
+            "facts": output.facts if output.content is not None else None,
+            "tool_name": call.tool if call else step.tool_name,
+            "tool_args": call.args if call else step.tool_args})
+
+    def _memory_read(self, step: ExecutionStep) -> None:
+        """Re-run retrieval on the repaired store: the same reads, remapped to what is active
+        now (a removed record drops out, a regenerated one takes its place)."""
+        used = self.state.remap(step.used_ids)
+        new = step.model_copy(update={
+            "step_id": self.state.new_step_id(step.step_id), "used_ids": used,
+            "sufficient_ids": [i for i in step.sufficient_ids if i in used],
+            "prev_step_ids": self.state.remap(step.prev_step_ids), "next_step_ids": [],
+            "content": "Retrieved: " + (", ".join(used) if used else "nothing")})
+        self._record(step, new, same=used == step.used_ids)
+
+    def _issue_tool_call(self, step: ExecutionStep, new: ExecutionStep, output: StepOutput) -> None:
+        call = output.tool_call
+        assert call is not None
+        compensate = self.tools.check_replayable(call.tool, step.step_id)
+        if compensate is not None:
+            self.tools.call(compensate, dict(step.tool_args or {}))
+        result = self.tools.call(call.tool, call.args)
+        old_obs = [s for s in self.case.trace if s.step_type is StepType.TOOL_OBSERVATION
+                   and step.step_id in (*s.prev_step_ids, *s.used_ids)]
+        same_call = call.tool == step.tool_name and call.args == (step.tool_args or {})
+        self._record(step, new, same=same_call)
+        template = old_obs[0] if old_obs else step
+        observation = template.model_copy(update={
+            "step_id": self.state.new_step_id(template.step_id if old_obs else step.step_id + ".obs"),
+            "step_type": StepType.TOOL_OBSERVATION, "content": result.result,
+            "used_ids": [new.step_id], "sufficient_ids": [], "prev_step_ids": [new.step_id],
+            "next_step_ids": [], "generated_memory_ids": [], "invalidated_memory_ids": [],
+            "facts": [Fact.model_validate(f) for f in result.facts], "status": StepStatus(result.status),
+            "tool_name": None, "tool_args": None, "derivation": None})
+        if old_obs:
+            self._record(old_obs[0], observation, same=same_call and
+                         result.result == old_obs[0].content)
+        else:
+            self.result.new_steps.append((observation, step.step_id))
+
+    def _record(self, old: ExecutionStep, new: ExecutionStep, *, same: bool) -> None:
+        self.state.replace(old.step_id, new)
+        self.result.new_steps.append((new, old.step_id))
+        if same:
+            self.result.unchanged.append(old.step_id)
+
+    @staticmethod
+    def _same(old: ExecutionStep, new: ExecutionStep) -> bool:
+        return old.content == new.content and (old.facts or []) == (new.facts or [])
+
+    # -- early cutoff -------------------------------------------------------------------------
+
+    def _cut(self, step: ExecutionStep) -> bool:
+        """Skip a step all of whose tainted inputs were replayed with unchanged output (it
+        would come out the same). The final answer and seeds are always replayed."""
+        if step.step_id in self.must_replay:
+            return False
+        inputs = set(step.used_ids) | set(step.prev_step_ids if step.step_type
+                                          is StepType.TOOL_OBSERVATION else [])
+        tainted = {i for i in inputs if i in self.state.invalidated or i in self.state.removed
+                   or i in self.plan.replay_step_ids}
+        unchanged = set(self.result.unchanged) | set(self.result.cutoff)
+        return bool(tainted) and tainted <= unchanged

@@ -1,0 +1,144 @@
+"""The repaired state during selective replay (repair-semantics.md §5): the memory store
+M⁻ → M', the visible steps, and the id remapping from replaced nodes to their replacements.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
+from provenance.vocab import MUTATION_STEP_TYPES, MemoryStatus, StepType
+from repair.plan.model import RepairPlan
+from repair.replay.derive import Context, DomainFunction, FactSource
+
+
+@dataclass
+class NewMemory:
+    record: MemoryRecord
+    produced_by: str            # new step id
+    replaces: str | None        # the removed record it regenerates
+
+
+class RepairState:
+    """Memories, visible steps and remapping while V_replay is walked in trace order."""
+
+    def __init__(self, case: Case, plan: RepairPlan, tag: str):
+        self.case, self.plan, self.tag = case, plan, tag
+        self.original = {s.step_id: s for s in case.trace}
+        self.position = {s.step_id: i for i, s in enumerate(case.trace)}
+        self.memory_position = {m.memory_id: i for i, m in enumerate(case.memory_store)}
+        self.memories = {m.memory_id: m for m in case.memory_store}
+        self.status_changes: dict[str, str] = {}
+        self.restored: list[str] = []
+        self.invalidated = set(plan.invalidate_claim_ids)
+        self.removed = set(plan.delete_memory_ids) | set(plan.quarantine_memory_ids)
+        self.visible = set(plan.preserve_step_ids)     # old step ids visible as they are
+        self.replacement: dict[str, ExecutionStep] = {}  # old step id → its replacement
+        self.new_position: dict[str, int] = {}           # new step id → old trace position
+        self.memory_remap: dict[str, str] = {}           # removed memory → regenerated one
+        self.new_memories: list[NewMemory] = []
+        self._next_memory = _max_suffix(self.memories) + 1
+
+    # -- dispositions -------------------------------------------------------------------------
+
+    def apply_dispositions(self) -> None:
+        """M⁻: F deleted, quarantine quarantined; records they had superseded that are not
+        themselves affected become active again (replay may supersede them anew)."""
+        for memory_id in self.plan.delete_memory_ids:
+            self.set_status(memory_id, MemoryStatus.DELETED)
+        for memory_id in self.plan.quarantine_memory_ids:
+            self.set_status(memory_id, MemoryStatus.QUARANTINED)
+        affected = set(self.plan.affected_ids)
+        for memory_id in sorted(self.removed):
+            old = self.memories[memory_id].supersedes
+            if (old is not None and old in self.memories and old not in affected
+                    and self.memories[old].status is MemoryStatus.SUPERSEDED):
+                self.set_status(old, MemoryStatus.ACTIVE)
+                self.restored.append(old)
+
+    def set_status(self, memory_id: str, status: MemoryStatus) -> None:
+        record = self.memories[memory_id]
+        if record.status is status:
+            return
+        self.memories[memory_id] = record.model_copy(update={"status": status})
+        self.status_changes[memory_id] = status.value
+        if status is not MemoryStatus.ACTIVE and memory_id in self.restored:
+            self.restored.remove(memory_id)
+
+    # -- ids ----------------------------------------------------------------------------------
+
+    def new_step_id(self, old_id: str) -> str:
+        return f"{old_id}@{self.tag}"
+
+    def new_memory_id(self) -> str:
+        """Paper's naming: m_n + the next number after the largest numeric suffix in the store."""
+        while True:
+            candidate = f"m_n{self._next_memory:03d}"
+            self._next_memory += 1
+            if candidate not in self.memories and candidate not in self.original:
+                return candidate
+
+    def remap(self, ids: list[str]) -> list[str]:
+        """Old ids as the replay sees them: replaced steps → replacements, removed memories →
+        regenerated records; withheld or removed ones without replacement are dropped."""
+        out = []
+        for node_id in ids:
+            mapped = self._visible_id(node_id)
+            if mapped is not None and mapped not in out:
+                out.append(mapped)
+        return out
+
+    def _visible_id(self, node_id: str) -> str | None:
+        if node_id in self.replacement:
+            return self.replacement[node_id].step_id
+        if node_id in self.original:
+            return node_id if node_id in self.visible else None
+        if node_id in self.memories:
+            mapped = self.memory_remap.get(node_id, node_id)
+            return mapped if self.memories[mapped].status is MemoryStatus.ACTIVE else None
+        return node_id  # a user input
+
+    # -- context ------------------------------------------------------------------------------
+
+    def visible_steps(self, before: int) -> list[ExecutionStep]:
+        old = [self.original[i] for i in self.visible if self.position[i] < before]
+        new = [s for i, s in self.replacement.items() if self.position[i] < before]
+        return sorted(old + new, key=lambda s: (s.timestamp, self._pos(s)))
+
+    def visible_memories(self, ts: int) -> list[MemoryRecord]:
+        return [m for m in self.memories.values()
+                if m.status is MemoryStatus.ACTIVE and m.created_at <= ts]
+
+    def inputs(self, ts: int) -> list[UserInput]:
+        return [u for u in self.case.session if u.timestamp <= ts]
+
+    def context(self, step: ExecutionStep, cited: list[str],
+                functions: dict[str, DomainFunction]) -> Context:
+        """Facts visible to `step` (case-format.md, Derivations, "Visible context")."""
+        here = self.position[step.step_id]
+        facts = [FactSource(m.entity_id, m.fact_key, m.fact_value, m.created_at, False,
+                            self.memory_position.get(m.memory_id, here), m.memory_id)
+                 for m in self.visible_memories(step.timestamp)
+                 if m.entity_id and m.fact_key and m.fact_value is not None]
+        for s in self.visible_steps(here):
+            if s.step_type in MUTATION_STEP_TYPES or not s.facts:
+                continue  # a mutation's facts live on in the records it wrote
+            if s.step_type is StepType.TOOL_OBSERVATION and s.status != "ok":
+                continue
+            facts += [FactSource(f.entity_id, f.fact_key, f.fact_value, s.timestamp, True,
+                                 self._pos(s), s.step_id) for f in s.facts]
+        return Context(facts, frozenset(cited), functions)
+
+    def replace(self, old_id: str, new: ExecutionStep) -> None:
+        """`new` replaces `old_id` from now on (visible in its place, same trace position)."""
+        self.replacement[old_id] = new
+        self.new_position[new.step_id] = self.position[old_id]
+
+    def _pos(self, step: ExecutionStep) -> int:
+        return self.position.get(step.step_id, self.new_position.get(step.step_id, 0))
+
+
+def _max_suffix(ids: dict[str, MemoryRecord]) -> int:
+    numbers = [int(m.group(1)) for i in ids if (m := re.search(r"(\d+)$", i))]
+    return max(numbers, default=0)

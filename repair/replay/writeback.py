@@ -1,0 +1,93 @@
+"""Write a replay back to the store (repair-semantics.md §5.5), crash-safe without
+multi-statement transactions. The unit of work, in order:
+
+  1. merge_repair_run (status 'writing') + merge_run_marks     the run and its plan
+  2. merge_steps / merge_memories (origin_run = run, memories 'pending'), merge_edges,
+     merge_replays_edges                                        new nodes, not yet visible
+  3. commit_repair_run                                          ONE statement: run finished,
+                                                                every status change applied
+A kill before 3 leaves the store reading exactly as before (new nodes are pending and tagged
+with the run); the next `repair` rolls that run back (rollback_repair_run) and starts over.
+After 3 the repair is complete. Old ids are never reused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provenance.edges import memory_edges, step_edges
+from provenance.keys import node_uid as _uid
+from provenance.keys import task_key
+from provenance.models import ExecutionStep, MemoryRecord
+from provenance.rows import edge_row, memory_row, step_row
+from provenance.store.base import GraphStore
+from repair.replay.executor import ReplayResult
+from repair.replay.state import RepairState
+from repair.testhooks import checkpoint
+
+BATCH = 2000
+
+
+def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,
+                    run_id: str) -> None:
+    """Step 2: the replayed steps and regenerated memories, pending, with their edges."""
+    key = task_key(state.case.task_id)
+    steps = [_tagged(step_row(key, s, state._pos(s)), run_id, old) for s, old in result.new_steps]
+    memories = [_tagged(memory_row(key, n.record, len(state.memory_position) + i), run_id,
+                        n.replaces, pending=True)
+                for i, n in enumerate(state.new_memories)]
+    _batched(store, "merge_steps", steps)
+    checkpoint("after_new_steps")
+    _batched(store, "merge_memories", memories)
+    kinds = _kinds(state, result)
+    edges = [e for s, _ in result.new_steps for e in step_edges(s, kinds.get)]
+    edges += [e for n in state.new_memories for e in memory_edges(n.record)]
+    _batched(store, "merge_edges", [edge_row(key, e) for e in edges])
+    replays = [{"src": _uid(key, s.step_id), "dst": _uid(key, old)}
+               for s, old in result.new_steps if old in state.original]
+    _batched(store, "merge_replays_edges", replays)
+    checkpoint("after_new_edges")
+
+
+def commit(store: GraphStore, state: RepairState, result: ReplayResult, run_key: str,
+           run_id: str, props: dict[str, Any]) -> None:
+    """Step 3: one statement makes the run finished and applies every status change."""
+    key = task_key(state.case.task_id)
+    rows = [{"uid": _uid(key, memory_id), "status": status, "audit": True}
+            for memory_id, status in state.status_changes.items()]
+    rows += [{"uid": _uid(key, n.record.memory_id), "status": n.record.status.value,
+              "audit": False} for n in state.new_memories]
+    rows += [{"uid": _uid(key, s.step_id), "status": None, "audit": False}
+             for s, _ in result.new_steps]
+    checkpoint("before_commit")
+    store.run("commit_repair_run", {"run_key": run_key, "run_id": run_id, "props": props,
+                                    "rows": rows})
+    checkpoint("after_commit")
+
+
+def _tagged(row: dict[str, Any], run_id: str, replaces: str | None, *,
+            pending: bool = False) -> dict[str, Any]:
+    row["props"].update(origin_run=run_id, committed=False)
+    if replaces is not None:
+        row["props"]["replaces"] = replaces
+    if pending:
+        row["props"]["status"] = "pending"
+    return row
+
+
+def _kinds(state: RepairState, result: ReplayResult) -> dict[str, str]:
+    kinds = {u.input_id: "user_input" for u in state.case.session}
+    kinds.update({m: "memory" for m in state.memories})
+    kinds.update({s: "step" for s in state.original})
+    kinds.update({s.step_id: "step" for s, _ in result.new_steps})
+    return kinds
+
+
+def _batched(store: GraphStore, query: str, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), BATCH):
+        store.run(query, {"rows": rows[start:start + BATCH]})
+
+
+def new_records(result: ReplayResult, state: RepairState) -> tuple[list[ExecutionStep],
+                                                                  list[MemoryRecord]]:
+    return [s for s, _ in result.new_steps], [n.record for n in state.new_memories]

@@ -1,0 +1,116 @@
+"""`provrepair repair`: plan, replay and write back one task, safely.
+
+    lock the task → roll back runs that died before committing → plan (Cypher) →
+    replay (executor, reasoner, tools) → record run + marks → new nodes → commit → unlock
+
+A task whose latest run already committed a repair is not repaired again: the report of
+that run is returned (re-running `repair` converges). `dry_run` writes nothing at all.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from provenance.keys import task_key
+from provenance.readback import read_case
+from provenance.store.base import GraphStore
+from repair.lock import repair_lock
+from repair.plan import compute_plan
+from repair.plan.model import RepairPlan
+from repair.reasoners.base import Reasoner
+from repair.replay.executor import Executor, ReplayResult
+from repair.replay.state import RepairState
+from repair.replay.writeback import commit, write_new_nodes
+from repair.runs import latest_run, new_run_id, record_plan_run, run_key
+from repair.testhooks import checkpoint
+from repair.tools.packs import domain_functions, domain_tools
+from repair.tools.registry import ToolRegistry
+
+METHOD = "dependency_guided"
+
+
+@dataclass
+class RepairReport:
+    task_id: str
+    run_id: str | None
+    status: str                      # repaired | needs_human | dry_run | already_repaired
+    answer: str | None
+    plan: dict[str, Any]
+    deleted: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    replayed: dict[str, str] = field(default_factory=dict)       # old step → new step
+    new_memory_ids: list[str] = field(default_factory=list)
+    active_memory_ids: list[str] = field(default_factory=list)   # the repaired active store
+    unresolved: dict[str, str] = field(default_factory=dict)
+    needs_human: dict[str, str] | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
+                faults: list[str] | None = None, dry_run: bool = False,
+                early_cutoff: bool = True) -> RepairReport:
+    previous = latest_run(store, task_id)
+    if previous and previous.get("status") == "repaired" and not dry_run:
+        return RepairReport(**{**previous["summary"], "status": "already_repaired"})
+    run_id = new_run_id()
+    with repair_lock(store, task_id, run_id):
+        roll_back_unfinished(store, task_id)
+        checkpoint("after_lock")
+        plan, _ = compute_plan(store, task_id, faults)
+        case = read_case(store, task_id, with_evaluation=False)
+        tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
+        executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=early_cutoff,
+                            functions=domain_functions(case.domain))
+        result = executor.run()
+        report = _report(task_id, None if dry_run else run_id, plan, executor.state, result)
+        if dry_run:
+            report.status = "dry_run"
+            return report
+        _write(store, plan, executor.state, result, run_id, report)
+        return report
+
+
+def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
+    """Undo runs that died before their commit (their pending nodes go, they read aborted)."""
+    rows = store.run("list_unfinished_runs", {"task_key": task_key(task_id)})
+    for row in rows:
+        store.run("rollback_repair_run", {"task_key": task_key(task_id),
+                                          "run_key": row["run_key"], "run_id": row["run_id"]})
+    return [row["run_id"] for row in rows]
+
+
+def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: ReplayResult,
+           run_id: str, report: RepairReport) -> None:
+    record_plan_run(store, plan, method=METHOD, status=None, run_id=run_id)
+    checkpoint("after_run_record")
+    props = {"status": report.status, "answer": report.answer or "",
+             "summary_json": json.dumps(report.to_json())}
+    if report.status == "needs_human":  # stop before that step: apply nothing at all
+        store.run("commit_repair_run", {"run_key": run_key(plan.task_id, run_id),
+                                        "run_id": run_id, "props": props, "rows": []})
+        return
+    write_new_nodes(store, state, result, run_id)
+    commit(store, state, result, run_key(plan.task_id, run_id), run_id, props)
+
+
+def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
+            result: ReplayResult) -> RepairReport:
+    active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
+    return RepairReport(
+        task_id=task_id, run_id=run_id,
+        status="needs_human" if result.needs_human else "repaired", answer=result.answer,
+        plan=plan.model_dump(), deleted=plan.delete_memory_ids,
+        quarantined=plan.quarantine_memory_ids, restored=list(state.restored),
+        replayed={old: new.step_id for new, old in result.new_steps},
+        new_memory_ids=[n.record.memory_id for n in state.new_memories],
+        active_memory_ids=active, unresolved=result.unresolved, needs_human=result.needs_human,
+        counts={"llm_calls": result.llm_calls, "tokens": result.tokens,
+                "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff),
+                "early_cutoff_steps": len(result.cutoff), "tool_calls": result.tool_calls,
+                "original_steps": len(state.original)})
