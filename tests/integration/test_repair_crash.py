@@ -1,0 +1,117 @@
+"""Crash safety and concurrency of `provrepair repair` (kill -9 at several points).
+
+The repair runs as a real subprocess; the hook in repair/testhooks.py makes it SIGKILL
+itself at a named point of the write-back. Whatever the point, the store either reads
+exactly as before the repair, or the repair is complete; re-running converges.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli
+from tests.helpers import EXAMPLE
+
+TASK = "shopping_task_014"
+BEFORE_COMMIT = ["after_lock", "after_run_record", "after_new_steps", "after_new_edges",
+                 "before_commit"]
+
+
+def memory_states(cli: Cli) -> dict[str, str]:
+    shown = json.loads(cli("show", "--task", TASK, "--json").stdout)
+    return {m["memory_id"]: m["status"] for m in shown["memory_store"]}
+
+
+def lock_holder(cli: Cli) -> str | None:
+    from provenance.keys import task_key
+    from provenance.store.embedded import EmbeddedServer
+    from provenance.store.falkordb import FalkorDBStore
+
+    server = EmbeddedServer(Path(cli.env["PROVREPAIR_HOME"]))
+    info = server.running()
+    assert info is not None
+    graph = cli.env["PROVREPAIR_GRAPH"]
+    with FalkorDBStore(info.host, info.port, server.password(), graph=graph,
+                       vault_graph=f"{graph}_vault") as store:
+        rows = store.run("get_task", {"task_key": task_key(TASK)})
+    holder = rows[0]["props"].get("repair_lock") if rows else None
+    return holder if isinstance(holder, str) else None
+
+
+def run_repair(cli: Cli, **env: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("provrepair")
+    return subprocess.run([str(exe), "repair", "--task", TASK, "--json"], capture_output=True,
+                          text=True, env={**cli.env, **env}, timeout=120)
+
+
+def outcome(report: dict[str, Any]) -> tuple[Any, ...]:
+    """What a repair decides, independent of its run id."""
+    return (report["answer"], report["deleted"], report["quarantined"], report["new_memory_ids"],
+            report["active_memory_ids"], sorted(report["replayed"]))
+
+
+@pytest.fixture
+def clean_outcome(server_home: Path, server: Any) -> tuple[Any, ...]:
+    cli = Cli(server_home, "crash_reference")
+    cli("ingest", "--replace", str(EXAMPLE))
+    report = json.loads(run_repair(cli).stdout)
+    return outcome(report)
+
+
+@pytest.mark.parametrize("point", BEFORE_COMMIT)
+def test_kill_before_commit_leaves_the_old_state_and_rerun_converges(
+        cli: Cli, point: str, clean_outcome: tuple[Any, ...]) -> None:
+    cli("ingest", str(EXAMPLE))
+    before = memory_states(cli)
+    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT=point)
+    assert killed.returncode == -signal.SIGKILL
+    assert memory_states(cli) == before  # nothing reads as repaired
+    runs = json.loads(cli("history", "--task", TASK, "--json").stdout)
+    assert all(r["status"] != "repaired" for r in runs)
+    rerun = run_repair(cli)
+    assert rerun.returncode == 0, rerun.stderr
+    report = json.loads(rerun.stdout)
+    assert report["status"] == "repaired"
+    assert outcome(report) == clean_outcome
+    assert memory_states(cli)["m_f003"] == "deleted"
+    statuses = [r["status"] for r in json.loads(cli("history", "--task", TASK, "--json").stdout)]
+    assert statuses.count("repaired") == 1
+    assert statuses.count("writing") == 0  # the dead run was rolled back (aborted)
+
+
+def test_kill_after_commit_is_a_finished_repair(cli: Cli, clean_outcome: tuple[Any, ...]) -> None:
+    cli("ingest", str(EXAMPLE))
+    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT="after_commit")
+    assert killed.returncode == -signal.SIGKILL
+    assert memory_states(cli)["m_f003"] == "deleted"
+    report = json.loads(run_repair(cli).stdout)
+    assert report["status"] == "already_repaired"
+    assert outcome(report) == clean_outcome
+
+
+def test_second_concurrent_repair_is_refused(cli: Cli) -> None:
+    cli("ingest", str(EXAMPLE))
+    exe = Path(sys.executable).with_name("provrepair")
+    first = subprocess.Popen([str(exe), "repair", "--task", TASK, "--json"], text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**cli.env, "PROVREPAIR_TEST_PAUSE_AT": "after_lock",
+                                  "PROVREPAIR_TEST_PAUSE_S": "6"})
+    deadline = time.monotonic() + 30
+    while not lock_holder(cli) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the first repair holds the task's lock
+    assert lock_holder(cli), "the first repair never took the lock"
+    second = run_repair(cli)
+    out, err = first.communicate(timeout=120)
+    assert second.returncode == 2, second.stdout
+    assert second.stderr.startswith("TaskConflict: ")
+    assert "being repaired by run" in second.stderr
+    assert first.returncode == 0, err
+    assert json.loads(out)["status"] == "repaired"
