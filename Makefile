@@ -26,6 +26,9 @@ demo: install
 	$(BIN)/provrepair ingest --replace $(EXAMPLES)
 	$(BIN)/provrepair tasks
 	$(BIN)/provrepair show --task shopping_task_014
+	@echo "--- the recorded (faulty) answer is s_012 above; plan and repair it offline:"
+	$(BIN)/provrepair plan --task shopping_task_014
+	$(BIN)/provrepair repair --task shopping_task_014
 	$(BIN)/provrepair db status
 
 lint-cypher: install $(LINTDIR)/node_modules/.installed-stamp

@@ -1,0 +1,71 @@
+"""A TEST DOUBLE of an OpenAI-compatible chat-completions endpoint (not a mock of our code).
+
+It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client
+is exercised over the wire. Replies come from a script, in order; every request body is kept
+for assertions. A scripted reply may delay (to provoke client timeouts) or fail with a status.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    delay: float = 0.0
+    status: int = 200
+    tokens: int = 50
+
+
+@dataclass
+class ChatDouble:
+    script: list[Reply] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def start(self) -> str:
+        double = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                double.requests.append(body)
+                reply = double.script.pop(0) if double.script else Reply(status=500)
+                time.sleep(reply.delay)
+                if reply.status != 200:
+                    self._send(reply.status, {"error": {"message": "scripted failure"}})
+                    return
+                self._send(200, {
+                    "id": "chatcmpl-double", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "double"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "usage": {"prompt_tokens": reply.tokens - 10, "completion_tokens": 10,
+                              "total_tokens": reply.tokens}})
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
