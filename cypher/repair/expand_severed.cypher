@@ -6,6 +6,8 @@
 // paths never pass through them; answer relevance is then read off the hops it collected.
 UNWIND $uids AS u
 MATCH (v:Node {uid: u})-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSOLIDATE|SUPERSEDE|DERIVE]->(w:Node)
+WITH u, r, w
+WHERE w.origin_run IS NULL
 RETURN u AS from_uid, type(r) AS label,
        w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
        w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,

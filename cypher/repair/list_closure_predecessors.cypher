@@ -6,7 +6,7 @@
 UNWIND $uids AS u
 MATCH (w:Node)-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSOLIDATE|SUPERSEDE|DERIVE|CHAIN]->(v:Node {uid: u})
 WITH DISTINCT u, v, type(r) AS label, w
-WHERE label <> 'CHAIN' OR (v.step_type = 'tool_observation' AND w.step_type = 'tool_action')
+WHERE w.origin_run IS NULL AND (label <> 'CHAIN' OR (v.step_type = 'tool_observation' AND w.step_type = 'tool_action'))
 RETURN u AS to_uid, label,
        w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
        w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,

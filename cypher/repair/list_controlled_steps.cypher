@@ -7,8 +7,8 @@
 UNWIND $uids AS u
 MATCH (v:Node {uid: u})-[r:CITE|CHAIN]->(w:Node)
 WITH DISTINCT u, v, type(r) AS label, w
-WHERE (v.step_type = 'plan' AND label = 'CITE' AND w.step_type = 'tool_action')
-   OR (v.step_type = 'tool_action' AND w.step_type = 'tool_observation')
+WHERE w.origin_run IS NULL AND ((v.step_type = 'plan' AND label = 'CITE' AND w.step_type = 'tool_action')
+   OR (v.step_type = 'tool_action' AND w.step_type = 'tool_observation'))
 RETURN u AS from_uid, label,
        w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
        w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,

@@ -19,8 +19,14 @@ from pydantic import ValidationError
 from provenance.errors import ConfigError
 from provenance.models import Fact
 from repair.reasoners.base import StepOutput, StepRequest, unresolved
-from repair.reasoners.prompts import (CONTRACTS, ContentReplay, MemoryReplay, ToolActionReplay,
-                                      contract_for, messages)
+from repair.reasoners.prompts import (
+    CONTRACTS,
+    ContentReplay,
+    MemoryReplay,
+    ToolActionReplay,
+    contract_for,
+    messages,
+)
 from repair.replay.derive import ToolCall
 
 

@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from provenance.models import ExecutionStep, MemoryRecord
+from provenance.vocab import MUTATION_STEP_TYPES, StepType
+
 NUMERIC_NOISE = re.compile(r"[\s$€£¥,]")
 
 
@@ -57,6 +60,25 @@ def _show(value: Any) -> str:
 DomainFunction = Callable[[dict[str, Any], "Context"], Any]
 
 
+def visible_facts(memories: Iterable[tuple[MemoryRecord, int]],
+                  steps: Iterable[tuple[ExecutionStep, int]]) -> list[FactSource]:
+    """The facts a step sees (case-format.md, Derivations, "Visible context"): those of the
+    visible active memories, and the `facts` of visible earlier steps other than memory
+    mutations (a mutation's facts live on in the records it wrote) and failed observations.
+    Callers pass what is visible, each with its position (for "later trace position wins")."""
+    facts = [FactSource(m.entity_id, m.fact_key, m.fact_value, m.created_at, False, pos,
+                        m.memory_id)
+             for m, pos in memories if m.entity_id and m.fact_key and m.fact_value is not None]
+    for s, pos in steps:
+        if s.step_type in MUTATION_STEP_TYPES or not s.facts:
+            continue
+        if s.step_type is StepType.TOOL_OBSERVATION and s.status != "ok":
+            continue
+        facts += [FactSource(f.entity_id, f.fact_key, f.fact_value, s.timestamp, True, pos,
+                             s.step_id) for f in s.facts]
+    return facts
+
+
 @dataclass
 class Context:
     """What a step may see: facts (newest wins) and, for `scope: cited`, its cited ids."""
@@ -64,13 +86,17 @@ class Context:
     facts: list[FactSource]
     cited: frozenset[str] = frozenset()
     functions: Mapping[str, DomainFunction] = field(default_factory=dict)
+    touched: list[str] = field(default_factory=list)  # sources the lookups used, in order
 
     def lookup(self, entity_id: str, fact_key: str, *, cited_only: bool = False) -> Any:
         matches = [f for f in self.facts if f.entity_id == entity_id and f.fact_key == fact_key
                    and (not cited_only or f.source_id in self.cited)]
         if not matches:
             raise Unresolved(f"no visible value for {entity_id}.{fact_key}")
-        return max(matches, key=FactSource.newness).value
+        best = max(matches, key=FactSource.newness)
+        if best.source_id not in self.touched:
+            self.touched.append(best.source_id)
+        return best.value
 
     def entities_with(self, fact_key: str) -> list[str]:
         return sorted({f.entity_id for f in self.facts if f.fact_key == fact_key})

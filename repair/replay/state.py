@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 
 from provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
-from provenance.vocab import MUTATION_STEP_TYPES, MemoryStatus, StepType
+from provenance.vocab import MemoryStatus
 from repair.plan.model import RepairPlan
-from repair.replay.derive import Context, DomainFunction, FactSource
+from repair.replay.derive import Context, DomainFunction, visible_facts
 
 
 @dataclass
@@ -117,18 +117,10 @@ class RepairState:
                 functions: dict[str, DomainFunction]) -> Context:
         """Facts visible to `step` (case-format.md, Derivations, "Visible context")."""
         here = self.position[step.step_id]
-        facts = [FactSource(m.entity_id, m.fact_key, m.fact_value, m.created_at, False,
-                            self.memory_position.get(m.memory_id, here), m.memory_id)
-                 for m in self.visible_memories(step.timestamp)
-                 if m.entity_id and m.fact_key and m.fact_value is not None]
-        for s in self.visible_steps(here):
-            if s.step_type in MUTATION_STEP_TYPES or not s.facts:
-                continue  # a mutation's facts live on in the records it wrote
-            if s.step_type is StepType.TOOL_OBSERVATION and s.status != "ok":
-                continue
-            facts += [FactSource(f.entity_id, f.fact_key, f.fact_value, s.timestamp, True,
-                                 self._pos(s), s.step_id) for f in s.facts]
-        return Context(facts, frozenset(cited), functions)
+        memories = [(m, self.memory_position.get(m.memory_id, here))
+                    for m in self.visible_memories(step.timestamp)]
+        steps = [(s, self._pos(s)) for s in self.visible_steps(here)]
+        return Context(visible_facts(memories, steps), frozenset(cited), functions)
 
     def replace(self, old_id: str, new: ExecutionStep) -> None:
         """`new` replaces `old_id` from now on (visible in its place, same trace position)."""
