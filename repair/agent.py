@@ -128,8 +128,9 @@ class Agent:
         targets = [t for t in spec.targets if t in self.memories]
         template = self._template(step_type, turn, spec.derivation, [user.input_id, *targets])
         template.facts = spec.facts or None
+        touched: list[str] = []
         if spec.kind == "delete" and spec.derivation is None:
-            output, touched = StepOutput(content=f"Delete {', '.join(targets)}"), []
+            output = StepOutput(content=f"Delete {', '.join(targets)}")
         else:
             output, touched = self._ask(template)
         sources = list(dict.fromkeys(touched))

@@ -32,7 +32,7 @@ class ChatDouble:
         double = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 double.requests.append(body)
                 reply = double.script.pop(0) if double.script else Reply(status=500)
