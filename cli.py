@@ -333,9 +333,12 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Plan and replay, but write nothing.")
 @click.option("--no-early-cutoff", is_flag=True,
               help="Replay every selected step even when its inputs came out unchanged.")
+@click.option("--method", default="dependency_guided", show_default=True,
+              help="Repair method: ours (dependency_guided), a baseline or an ablation "
+                   "(see `provrepair methods`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, dry_run: bool,
-           no_early_cutoff: bool, as_json: bool) -> None:
+           no_early_cutoff: bool, method: str, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one repair per task at a time)."""
     from repair.reasoners import make_reasoner
@@ -344,7 +347,7 @@ def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, d
     fault_ids = [f.strip() for f in faults.split(",") if f.strip()] if faults is not None else None
     with store() as st:
         report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
-                             dry_run=dry_run, early_cutoff=not no_early_cutoff)
+                             dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -395,6 +398,20 @@ def history(task_id: str, as_json: bool) -> None:
         replay = len((run.get("plan") or {}).get("replay_step_ids", []))
         click.echo(f"{run['run_id']}  {created}Z  {run['method']:<18} {run['status']:<9} "
                    f"replay={replay}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def methods(as_json: bool) -> None:
+    """List the repair methods: ours, the baselines and the ablations."""
+    from repair.methods import METHODS
+
+    rows = [{"name": m.name, "description": m.description} for m in METHODS.values()]
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['name']:<22} {row['description']}")
 
 
 @main.command()

@@ -17,7 +17,7 @@ from provenance.keys import task_key
 from provenance.readback import read_case
 from provenance.store.base import GraphStore
 from repair.lock import repair_lock
-from repair.plan import compute_plan
+from repair.methods import MethodContext, get_method
 from repair.plan.model import RepairPlan
 from repair.reasoners.base import Reasoner
 from repair.replay.executor import Executor, ReplayResult
@@ -54,7 +54,8 @@ class RepairReport:
 
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
-                early_cutoff: bool = True) -> RepairReport:
+                early_cutoff: bool = True, method: str = METHOD) -> RepairReport:
+    planner = get_method(method)
     previous = latest_run(store, task_id)
     if previous and previous.get("status") == "repaired" and not dry_run:
         return RepairReport(**{**previous["summary"], "status": "already_repaired"})
@@ -62,8 +63,8 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
     with repair_lock(store, task_id, run_id):
         roll_back_unfinished(store, task_id)
         checkpoint("after_lock")
-        plan, _ = compute_plan(store, task_id, faults)
         case = read_case(store, task_id, with_evaluation=False)
+        plan = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
         tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
         executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=early_cutoff,
                             functions=domain_functions(case.domain))
@@ -72,7 +73,7 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
         if dry_run:
             report.status = "dry_run"
             return report
-        _write(store, plan, executor.state, result, run_id, report)
+        _write(store, plan, executor.state, result, run_id, report, method)
         return report
 
 
@@ -86,8 +87,8 @@ def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
 
 
 def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: ReplayResult,
-           run_id: str, report: RepairReport) -> None:
-    record_plan_run(store, plan, method=METHOD, status=None, run_id=run_id)
+           run_id: str, report: RepairReport, method: str) -> None:
+    record_plan_run(store, plan, method=method, status=None, run_id=run_id)
     checkpoint("after_run_record")
     props = {"status": report.status, "answer": report.answer or "",
              "summary_json": json.dumps(report.to_json())}

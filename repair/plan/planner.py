@@ -44,9 +44,10 @@ class PlanTrace:
     removed: set[str]
 
 
-def compute_plan(store: GraphStore, task_id: str,
-                 faults: list[str] | None = None) -> tuple[RepairPlan, PlanTrace]:
-    """The rollback plan of a stored task; `faults` overrides its diagnosed faults."""
+def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
+                 support_check: bool = True) -> tuple[RepairPlan, PlanTrace]:
+    """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
+    `support_check=False` is the paper's ablation "without support check" (P_sup = ∅)."""
     task = get_task_props(store, task_id)
     fault_ids = list(dict.fromkeys(faults if faults is not None else task.get("diagnosed_faults", [])))
     require_faults(task_id, fault_ids)
@@ -55,7 +56,8 @@ def compute_plan(store: GraphStore, task_id: str,
     region = reach_affected(view, seeds)
     fault_uids = {m.uid for m, _ in seeds.values()}
     candidates = [v for v in region.nodes.values() if v.uid not in fault_uids]
-    support = check_support(view, candidates, fault_uids, set(region.nodes))
+    support = (check_support(view, candidates, fault_uids, set(region.nodes)) if support_check
+               else Support())
     unsupported = rules.preserve_independently_supported_candidate(region.nodes.values(),
                                                                    support.supported)
     deleted = rules.delete_diagnosed_faulty_memory(m for m, _ in seeds.values())

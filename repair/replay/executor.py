@@ -59,6 +59,9 @@ class Executor:
                 self.result.needs_human = {"step_id": step_id, "reason": str(exc)}
                 break
         self.result.tool_calls = self.tools.calls
+        if self.final_id is not None and self.final_id not in self.plan.replay_step_ids:
+            # not regenerated (a method that replays nothing): the recorded answer stands
+            self.result.answer = self.state.original[self.final_id].content
         return self.result
 
     # -- one step -----------------------------------------------------------------------------

@@ -1,0 +1,23 @@
+"""Ours (dependency-guided rollback repair) and its planner-level ablation."""
+
+from __future__ import annotations
+
+from repair.methods.base import MethodContext
+from repair.plan import compute_plan
+from repair.plan.model import RepairPlan
+
+
+class DependencyGuided:
+    name = "dependency_guided"
+    description = "ours: seeds, contamination reach, independent support, rule-guided plan"
+
+    def plan(self, ctx: MethodContext) -> RepairPlan:
+        return compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
+
+
+class WithoutSupportCheck:
+    name = "no_support_check"
+    description = "ablation: P_sup = ∅ (every affected candidate is invalidated)"
+
+    def plan(self, ctx: MethodContext) -> RepairPlan:
+        return compute_plan(ctx.store, ctx.task_id, ctx.faults, support_check=False)[0]
