@@ -422,5 +422,13 @@ def schema() -> None:
     emit_json(case_json_schema())
 
 
+def _register_extensions() -> None:
+    from repair.bench.commands import bench
+
+    main.add_command(bench)
+
+
+_register_extensions()
+
 if __name__ == "__main__":
     main()

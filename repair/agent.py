@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
-from provenance.recorder import Recorder
 from provenance.vocab import MemorySource, MemoryStatus, StepType
 from repair.reasoners.base import Reasoner, StepOutput, StepRequest
 from repair.replay.derive import Context, DomainFunction, visible_facts
@@ -26,6 +25,17 @@ from repair.tools.registry import ToolRegistry
 
 WORD = re.compile(r"[a-z0-9]+")
 Tamper = Callable[[ExecutionStep, StepOutput], StepOutput]
+
+
+class ProvenanceSink(Protocol):
+    """Where a run's provenance goes: the live `Recorder` (the store), or any object with
+    the same methods (the benchmark generator builds cases in memory)."""
+
+    task_id: str
+
+    def user_input(self, record: UserInput | None = None, **fields: Any) -> UserInput: ...
+    def memory(self, record: MemoryRecord | None = None, **fields: Any) -> MemoryRecord: ...
+    def step(self, record: ExecutionStep | None = None, **fields: Any) -> ExecutionStep: ...
 
 
 @dataclass
@@ -51,7 +61,7 @@ class TurnScript:
 class Agent:
     """Runs turns for one task; `memories` is the live store, `steps` the trace so far."""
 
-    def __init__(self, recorder: Recorder, reasoner: Reasoner, tools: ToolRegistry, *,
+    def __init__(self, recorder: ProvenanceSink, reasoner: Reasoner, tools: ToolRegistry, *,
                  domain: str, functions: dict[str, DomainFunction] | None = None,
                  tamper: Tamper | None = None):
         self.recorder, self.reasoner, self.tools = recorder, reasoner, tools
