@@ -7,18 +7,17 @@ a bug in provrepair and shows its traceback.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
+from provenance.cli_support import emit_json, store
 from provenance.errors import UserError
 from provenance.store.base import GraphStore
-from provenance.store.embedded import EmbeddedServer, ServerInfo
+from provenance.store.embedded import EmbeddedServer
 
 
 class Group(click.Group):
@@ -32,22 +31,6 @@ class Group(click.Group):
             message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             click.echo(f"{type(exc).__name__}: {message}", err=True)
             ctx.exit(2)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _announce(info: ServerInfo) -> None:
-    click.echo(f"provrepair: started the embedded store ({info.uri}, pid {info.pid}, "
-               f"data {info.home})", err=True)
-
-
-def store() -> GraphStore:
-    """The configured store (the embedded one is started on demand)."""
-    from provenance.store.config import open_store
-
-    return open_store(on_start=_announce)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -265,155 +248,6 @@ def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# -- plan / history -------------------------------------------------------------------------
-
-@main.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
-@click.option("--explain", "explain_id", metavar="ID",
-              help="Explain why one node got its disposition instead of printing the plan.")
-@click.option("--no-record", is_flag=True, help="Do not write the plan to the graph as a run.")
-@click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
-def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
-         as_json: bool) -> None:
-    """Compute the rollback plan of a task (repair-semantics.md §1-4).
-
-    Seeds, contaminated region, independent support, answer relevance and the replay set are
-    computed in the graph store; the plan is recorded as a :RepairRun (unless --no-record)
-    so a graph browser can show it. Planning never changes the memory store.
-    """
-    from repair.plan import compute_plan
-    from repair.plan.explain import explain
-    from repair.runs import record_plan_run
-
-    fault_ids = [f.strip() for f in faults.split(",") if f.strip()] if faults is not None else None
-    with store() as st:
-        the_plan, trace = compute_plan(st, task_id, fault_ids)
-        if explain_id is not None:
-            _print_explanation(explain(the_plan, trace, explain_id), as_json)
-            return
-        run_id = None if no_record else record_plan_run(st, the_plan, method="dependency_guided")
-    if as_json:
-        emit_json(the_plan.model_dump())
-        return
-    _print_plan(the_plan, run_id)
-
-
-def _print_plan(the_plan: Any, run_id: str | None) -> None:
-    counts = [("delete", the_plan.delete_memory_ids), ("quarantine", the_plan.quarantine_memory_ids),
-              ("affected", the_plan.affected_ids), ("supported", the_plan.supported_ids),
-              ("invalidate", the_plan.invalidate_claim_ids),
-              ("answer-relevant", the_plan.answer_relevant_ids),
-              ("replay", the_plan.replay_step_ids), ("preserve", the_plan.preserve_step_ids),
-              ("suspicious", the_plan.suspicious_step_ids)]
-    click.echo(f"plan for task {the_plan.task_id}" + (f" (run {run_id})" if run_id else ""))
-    click.echo("  seeds:      " + ", ".join(f"{m} <- {s}" for m, s in the_plan.seeds.items()))
-    for name, ids in counts:
-        shown = ", ".join(ids) if len(ids) <= 12 else ", ".join(ids[:12]) + ", …"
-        click.echo(f"  {name + ':':<17}{len(ids):>4}  {shown}")
-    click.echo("  replay order: " + (" -> ".join(the_plan.replay_step_ids) or "-"))
-
-
-def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        emit_json(info)
-        return
-    click.echo(f"{info['id']} ({info['kind']}): {', '.join(info['dispositions']) or 'untouched'}")
-    for key in ("affected", "support", "answer_relevance", "replay"):
-        click.echo(f"  {key.replace('_', ' ')}: {info[key]}")
-
-
-@main.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--reasoner", type=click.Choice(["offline", "openai"]), default="offline",
-              show_default=True, help="offline: deterministic, from each step's derivation; "
-              "openai: any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL).")
-@click.option("--model", default=None, help="Model name for --reasoner openai.")
-@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
-@click.option("--dry-run", is_flag=True, help="Plan and replay, but write nothing.")
-@click.option("--no-early-cutoff", is_flag=True,
-              help="Replay every selected step even when its inputs came out unchanged.")
-@click.option("--method", default="dependency_guided", show_default=True,
-              help="Repair method: ours (dependency_guided), a baseline or an ablation "
-                   "(see `provrepair methods`).")
-@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, dry_run: bool,
-           no_early_cutoff: bool, method: str, as_json: bool) -> None:
-    """Repair a task: delete and quarantine contaminated memories, replay what the corrected
-    answer needs, and write the result back (crash-safe; one repair per task at a time)."""
-    from repair.reasoners import make_reasoner
-    from repair.service import repair_task
-
-    fault_ids = [f.strip() for f in faults.split(",") if f.strip()] if faults is not None else None
-    with store() as st:
-        report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
-                             dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method)
-    if as_json:
-        emit_json(report.to_json())
-    else:
-        _print_report(report)
-    if report.status == "needs_human":
-        sys.exit(3)
-
-
-def _print_report(report: Any) -> None:
-    click.echo(f"task {report.task_id}: {report.status}" +
-               (f" (run {report.run_id})" if report.run_id else ""))
-    click.echo(f"  answer:      {report.answer or '(none)'}")
-    click.echo(f"  deleted:     {', '.join(report.deleted) or '-'}")
-    click.echo(f"  quarantined: {', '.join(report.quarantined) or '-'}")
-    click.echo(f"  restored:    {', '.join(report.restored) or '-'}")
-    click.echo("  replayed:    " + (", ".join(f"{o}->{n}" for o, n in report.replayed.items())
-                                     or "-"))
-    click.echo(f"  new memories: {', '.join(report.new_memory_ids) or '-'}")
-    for step_id, why in report.unresolved.items():
-        click.echo(f"  unresolved {step_id}: {why}")
-    if report.needs_human:
-        click.echo(f"  NEEDS A HUMAN at {report.needs_human['step_id']}: "
-                   f"{report.needs_human['reason']}")
-    c = report.counts
-    click.echo(f"  cost: {c.get('llm_calls', 0)} LLM calls, {c.get('tokens', 0)} tokens, "
-               f"{c.get('replayed_steps', 0)}/{c.get('original_steps', 0)} steps replayed, "
-               f"{c.get('early_cutoff_steps', 0)} cut off early, {c.get('tool_calls', 0)} tool calls")
-
-
-@main.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
-def history(task_id: str, as_json: bool) -> None:
-    """List the repair runs (plans and repairs) recorded for a task."""
-    from provenance.readback import get_task_props
-    from repair.runs import list_runs
-
-    with store() as st:
-        get_task_props(st, task_id)
-        runs = list_runs(st, task_id)
-    if as_json:
-        emit_json(runs)
-        return
-    if not runs:
-        click.echo(f"no repair runs for task {task_id}")
-    for run in runs:
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(run["created"] / 1000))
-        replay = len((run.get("plan") or {}).get("replay_step_ids", []))
-        click.echo(f"{run['run_id']}  {created}Z  {run['method']:<18} {run['status']:<9} "
-                   f"replay={replay}")
-
-
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def methods(as_json: bool) -> None:
-    """List the repair methods: ours, the baselines and the ablations."""
-    from repair.methods import METHODS
-
-    rows = [{"name": m.name, "description": m.description} for m in METHODS.values()]
-    if as_json:
-        emit_json(rows)
-        return
-    for row in rows:
-        click.echo(f"{row['name']:<22} {row['description']}")
-
-
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the case format (provrepair.case/1)."""
@@ -424,8 +258,10 @@ def schema() -> None:
 
 def _register_extensions() -> None:
     from repair.bench.commands import bench
+    from repair.commands import COMMANDS
 
-    main.add_command(bench)
+    for command in [*COMMANDS, bench]:
+        main.add_command(command)
 
 
 _register_extensions()

@@ -24,9 +24,9 @@ from typing import Any
 
 from provenance.errors import CaseError, InputError, UserError
 from provenance.models import ToolSpec
+from provenance.parsing import parse_model
 from provenance.recorder import Recorder
 from provenance.store.base import GraphStore
-from provenance.validate import parse_model
 
 RECORD_KINDS = ("user_input", "memory", "step")
 

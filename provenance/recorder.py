@@ -33,9 +33,10 @@ from provenance.errors import CaseError, TaskConflict
 from provenance.ingest import content_hash, evaluation_props
 from provenance.keys import eval_key, task_key
 from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provenance.parsing import check_storable_text, parse_model
 from provenance.rows import dumps, edge_row, input_row, memory_row, record_from_props, step_row
 from provenance.store.base import GraphStore
-from provenance.validate import CaseValidator, check_storable_text, parse_model
+from provenance.validate import CaseValidator
 from provenance.vocab import EdgeLabel
 
 Record = UserInput | MemoryRecord | ExecutionStep

@@ -4,7 +4,8 @@
     replay (executor, reasoner, tools) → record run + marks → new nodes → commit → unlock
 
 A task whose latest run already committed a repair is not repaired again: the report of
-that run is returned (re-running `repair` converges). `dry_run` writes nothing at all.
+that run is returned (re-running `repair` converges). `dry_run` takes no lock and writes
+nothing at all.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from provenance.keys import task_key
 from provenance.readback import read_case
 from provenance.store.base import GraphStore
 from repair.lock import repair_lock
-from repair.methods import MethodContext, get_method
+from repair.methods import Method, MethodContext, get_method
 from repair.plan.model import RepairPlan
 from repair.reasoners.base import Reasoner
 from repair.replay.executor import Executor, ReplayResult
@@ -60,21 +61,30 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
     if previous and previous.get("status") == "repaired" and not dry_run:
         return RepairReport(**{**previous["summary"], "status": "already_repaired"})
     run_id = new_run_id()
+    if dry_run:  # read-only: no lock, no rollback, nothing written
+        report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]
+        report.run_id, report.status = None, "dry_run"
+        return report
     with repair_lock(store, task_id, run_id):
         roll_back_unfinished(store, task_id)
         checkpoint("after_lock")
-        case = read_case(store, task_id, with_evaluation=False)
-        plan = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
-        tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
-        executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=early_cutoff,
-                            functions=domain_functions(case.domain))
-        result = executor.run()
-        report = _report(task_id, None if dry_run else run_id, plan, executor.state, result)
-        if dry_run:
-            report.status = "dry_run"
-            return report
-        _write(store, plan, executor.state, result, run_id, report, method)
+        report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
+                                              planner, run_id)
+        _write(store, plan, state, result, run_id, report, method)
         return report
+
+
+def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
+            early_cutoff: bool, planner: Method, run_id: str,
+            ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
+    case = read_case(store, task_id, with_evaluation=False)
+    plan = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
+    tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
+    executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=early_cutoff,
+                        functions=domain_functions(case.domain))
+    result = executor.run()
+    report = _report(task_id, run_id, plan, executor.state, result)
+    return report, plan, executor.state, result
 
 
 def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
@@ -102,16 +112,30 @@ def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: Repl
 
 def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
             result: ReplayResult) -> RepairReport:
+    if result.needs_human:
+        return _stopped_report(task_id, run_id, plan, state, result)
     active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
     return RepairReport(
         task_id=task_id, run_id=run_id,
         status="needs_human" if result.needs_human else "repaired", answer=result.answer,
         plan=plan.model_dump(), deleted=plan.delete_memory_ids,
         quarantined=plan.quarantine_memory_ids, restored=list(state.restored),
-        replayed={old: new.step_id for new, old in result.new_steps},
+        replayed={old: new.step_id for new, old in result.new_steps if old is not None},
         new_memory_ids=[n.record.memory_id for n in state.new_memories],
         active_memory_ids=active, unresolved=result.unresolved, needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens,
                 "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff),
                 "early_cutoff_steps": len(result.cutoff), "tool_calls": result.tool_calls,
+                "original_steps": len(state.original)})
+
+
+def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
+                    result: ReplayResult) -> RepairReport:
+    """A repair that stopped before a side effect applies nothing: report the store as is."""
+    active = sorted(m.memory_id for m in state.case.memory_store if m.status.value == "active")
+    return RepairReport(
+        task_id=task_id, run_id=run_id, status="needs_human", answer=None,
+        plan=plan.model_dump(), active_memory_ids=active, needs_human=result.needs_human,
+        counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
+                "early_cutoff_steps": 0, "tool_calls": result.tool_calls,
                 "original_steps": len(state.original)})

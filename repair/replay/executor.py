@@ -21,7 +21,8 @@ from repair.tools.registry import SideEffectRefused, ToolRegistry
 @dataclass
 class ReplayResult:
     answer: str | None = None
-    new_steps: list[tuple[ExecutionStep, str]] = field(default_factory=list)  # (new, replaces)
+    # (new step, the old step it replaces, or None for an observation that replaces nothing)
+    new_steps: list[tuple[ExecutionStep, str | None]] = field(default_factory=list)
     unresolved: dict[str, str] = field(default_factory=dict)   # old step id → reason
     notes: dict[str, list[str]] = field(default_factory=dict)
     cutoff: list[str] = field(default_factory=list)            # kept by early cutoff
@@ -51,7 +52,8 @@ class Executor:
             step = self.state.original[step_id]
             if self.early_cutoff and self._cut(step):
                 self.result.cutoff.append(step_id)
-                self.state.visible.add(step_id)
+                # kept as it was, with the observations it generated (they stay valid)
+                self.state.visible.update([step_id, *(o.step_id for o in self._observations(step))])
                 continue
             try:
                 self._replay(step)
@@ -129,8 +131,7 @@ class Executor:
         if compensate is not None:
             self.tools.call(compensate, dict(step.tool_args or {}))
         result = self.tools.call(call.tool, call.args)
-        old_obs = [s for s in self.case.trace if s.step_type is StepType.TOOL_OBSERVATION
-                   and step.step_id in (*s.prev_step_ids, *s.used_ids)]
+        old_obs = self._observations(step)
         same_call = call.tool == step.tool_name and call.args == (step.tool_args or {})
         self._record(step, new, same=same_call)
         template = old_obs[0] if old_obs else step
@@ -145,7 +146,13 @@ class Executor:
             self._record(old_obs[0], observation, same=same_call and
                          result.result == old_obs[0].content)
         else:
-            self.result.new_steps.append((observation, step.step_id))
+            self.state.add(observation, after=step.step_id)
+            self.result.new_steps.append((observation, None))
+
+    def _observations(self, action: ExecutionStep) -> list[ExecutionStep]:
+        """The recorded observations an action generated (it is in their prev/used ids)."""
+        return [s for s in self.case.trace if s.step_type is StepType.TOOL_OBSERVATION
+                and action.step_id in (*s.prev_step_ids, *s.used_ids)]
 
     def _record(self, old: ExecutionStep, new: ExecutionStep, *, same: bool) -> None:
         self.state.replace(old.step_id, new)

@@ -21,7 +21,9 @@ RETIRES = {StepType.MEMORY_UPDATE: MemoryStatus.SUPERSEDED,
 
 def apply_mutation(state: RepairState, old: ExecutionStep, new: ExecutionStep,
                    output: StepOutput) -> ExecutionStep:
-    invalidated = [i for i in old.invalidated_memory_ids if i in state.memories]
+    # an input regenerated earlier in this replay is retired in its replacement's place
+    invalidated = [state.memory_remap.get(i, i) for i in old.invalidated_memory_ids
+                   if i in state.memories]
     generated = []
     for index, old_id in enumerate(old.generated_memory_ids):
         if old_id in state.memories and old_id not in state.removed:

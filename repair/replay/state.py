@@ -36,6 +36,8 @@ class RepairState:
         self.visible = set(plan.preserve_step_ids)     # old step ids visible as they are
         self.replacement: dict[str, ExecutionStep] = {}  # old step id → its replacement
         self.new_position: dict[str, int] = {}           # new step id → old trace position
+        self.added: dict[str, ExecutionStep] = {}        # new steps replacing nothing
+        self.restored_for: dict[str, str] = {}           # removed record → restored predecessor
         self.memory_remap: dict[str, str] = {}           # removed memory → regenerated one
         self.new_memories: list[NewMemory] = []
         self._next_memory = _max_suffix(self.memories) + 1
@@ -56,6 +58,7 @@ class RepairState:
                     and self.memories[old].status is MemoryStatus.SUPERSEDED):
                 self.set_status(old, MemoryStatus.ACTIVE)
                 self.restored.append(old)
+                self.restored_for[memory_id] = old
 
     def set_status(self, memory_id: str, status: MemoryStatus) -> None:
         record = self.memories[memory_id]
@@ -95,7 +98,9 @@ class RepairState:
         if node_id in self.original:
             return node_id if node_id in self.visible else None
         if node_id in self.memories:
-            mapped = self.memory_remap.get(node_id, node_id)
+            # a removed record reads as its regenerated replacement, else as the record it
+            # had superseded when that one was restored (retrieval would find it now)
+            mapped = self.memory_remap.get(node_id, self.restored_for.get(node_id, node_id))
             return mapped if self.memories[mapped].status is MemoryStatus.ACTIVE else None
         return node_id  # a user input
 
@@ -104,6 +109,7 @@ class RepairState:
     def visible_steps(self, before: int) -> list[ExecutionStep]:
         old = [self.original[i] for i in self.visible if self.position[i] < before]
         new = [s for i, s in self.replacement.items() if self.position[i] < before]
+        new += [s for s in self.added.values() if self.new_position[s.step_id] < before]
         return sorted(old + new, key=lambda s: (s.timestamp, self._pos(s)))
 
     def visible_memories(self, ts: int) -> list[MemoryRecord]:
@@ -126,6 +132,12 @@ class RepairState:
         """`new` replaces `old_id` from now on (visible in its place, same trace position)."""
         self.replacement[old_id] = new
         self.new_position[new.step_id] = self.position[old_id]
+
+    def add(self, new: ExecutionStep, after: str) -> None:
+        """A new step replacing nothing (an observation of a re-issued call that had none),
+        visible from now on, placed just after the step `after` in trace order."""
+        self.added[new.step_id] = new
+        self.new_position[new.step_id] = self.position.get(after, self.new_position.get(after, 0))
 
     def _pos(self, step: ExecutionStep) -> int:
         return self.position.get(step.step_id, self.new_position.get(step.step_id, 0))

@@ -18,7 +18,6 @@ from typing import Any
 from provenance.edges import memory_edges, step_edges
 from provenance.keys import node_uid as _uid
 from provenance.keys import task_key
-from provenance.models import ExecutionStep, MemoryRecord
 from provenance.rows import edge_row, memory_row, step_row
 from provenance.store.base import GraphStore
 from repair.replay.executor import ReplayResult
@@ -33,8 +32,8 @@ def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,
     """Step 2: the replayed steps and regenerated memories, pending, with their edges."""
     key = task_key(state.case.task_id)
     steps = [_tagged(step_row(key, s, state._pos(s)), run_id, old) for s, old in result.new_steps]
-    memories = [_tagged(memory_row(key, n.record, len(state.memory_position) + i), run_id,
-                        n.replaces, pending=True)
+    memories = [_tagged(memory_row(key, state.memories[n.record.memory_id],
+                                   len(state.memory_position) + i), run_id, n.replaces, pending=True)
                 for i, n in enumerate(state.new_memories)]
     _batched(store, "merge_steps", steps)
     checkpoint("after_new_steps")
@@ -53,10 +52,12 @@ def commit(store: GraphStore, state: RepairState, result: ReplayResult, run_key:
            run_id: str, props: dict[str, Any]) -> None:
     """Step 3: one statement makes the run finished and applies every status change."""
     key = task_key(state.case.task_id)
+    new_ids = {n.record.memory_id for n in state.new_memories}
     rows = [{"uid": _uid(key, memory_id), "status": status, "audit": True}
-            for memory_id, status in state.status_changes.items()]
-    rows += [{"uid": _uid(key, n.record.memory_id), "status": n.record.status.value,
-              "audit": False} for n in state.new_memories]
+            for memory_id, status in state.status_changes.items() if memory_id not in new_ids]
+    # a regenerated record may itself have been retired later in the same replay
+    rows += [{"uid": _uid(key, m), "status": state.memories[m].status.value, "audit": False}
+             for m in sorted(new_ids)]
     rows += [{"uid": _uid(key, s.step_id), "status": None, "audit": False}
              for s, _ in result.new_steps]
     checkpoint("before_commit")
@@ -86,8 +87,3 @@ def _kinds(state: RepairState, result: ReplayResult) -> dict[str, str]:
 def _batched(store: GraphStore, query: str, rows: list[dict[str, Any]]) -> None:
     for start in range(0, len(rows), BATCH):
         store.run(query, {"rows": rows[start:start + BATCH]})
-
-
-def new_records(result: ReplayResult, state: RepairState) -> tuple[list[ExecutionStep],
-                                                                  list[MemoryRecord]]:
-    return [s for s, _ in result.new_steps], [n.record for n in state.new_memories]

@@ -1,0 +1,119 @@
+"""Raw JSON data → pydantic models, with errors mapped to `CaseError` (task, field, id).
+
+Also the checks a value must pass before it can travel to either engine: no NUL characters
+or unpaired surrogates (the embedded engine's protocol ends a query at NUL; neither can be
+UTF-8 encoded) and no nesting deeper than MAX_DEPTH.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from provenance.errors import CaseError
+
+ID_FIELDS = ("input_id", "memory_id", "step_id")
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_model(model: type[M], raw: Any, task: str | None, prefix: str = "") -> M:
+    """Validate raw data into `model`, mapping the first pydantic error to CaseError."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc = _data_loc(raw, first["loc"])
+        field = prefix + _format_loc(loc) if loc else (prefix.rstrip(".") or "(record)")
+        raise CaseError(task, field, _owner_id(raw, loc), _problem(first)) from exc
+
+
+def _data_loc(raw: Any, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """pydantic's error location without union-member tags ('float', 'str', ...): keep only
+    the parts that step into the data (a key of an object, an index of a list)."""
+    kept: list[int | str] = []
+    node = raw
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str):
+            kept.append(part)
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            kept.append(part)
+            node = node[part] if part < len(node) else None
+        else:
+            break  # a scalar: what follows are tags of the union members tried
+    return tuple(kept)
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _owner_id(raw: Any, loc: tuple[int | str, ...]) -> str | None:
+    """The id of the innermost record on the error's path (step_id, memory_id, input_id)."""
+    owner, node = None, raw
+    for part in loc:
+        if isinstance(node, dict):
+            owner = next((node[f] for f in ID_FIELDS if isinstance(node.get(f), str)), owner)
+            node = node.get(part) if isinstance(part, str) else None
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            break
+    if isinstance(node, dict):
+        owner = next((node[f] for f in ID_FIELDS if isinstance(node.get(f), str)), owner)
+    return owner
+
+
+def _problem(error: Any) -> str:
+    got = error.get("input")
+    shown = type(got).__name__ if isinstance(got, (dict, list)) else repr(got)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    if error["type"] == "missing":
+        return "required field is missing"
+    return f"{error['msg']} (got {shown})"
+
+
+MAX_DEPTH = 64  # nesting of JSON values (world, tool_args, derivations); deeper is refused
+
+
+def check_storable_text(raw: Any, task: str | None, prefix: str = "") -> None:
+    """Reject NUL characters and unpaired surrogates anywhere in the data (see module doc),
+    and values nested deeper than MAX_DEPTH (they could not be serialised back)."""
+    for loc, text in _strings(raw, ()):
+        if len(loc) > MAX_DEPTH:
+            raise CaseError(task, prefix + _format_loc(loc[:MAX_DEPTH]) + "...", _owner_id(raw, loc),
+                            f"nested deeper than {MAX_DEPTH} levels")
+        problem = None
+        if "\x00" in text:
+            problem = "contains a NUL character"
+        else:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                problem = "contains an unpaired surrogate (not encodable as UTF-8)"
+        if problem:
+            field = prefix + (_format_loc(loc) if loc else "(top level)")
+            raise CaseError(task, field, _owner_id(raw, loc), problem)
+
+
+def _strings(node: Any, loc: tuple[int | str, ...]) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """Every string (values and keys) with its location; stops descending past MAX_DEPTH
+    (the caller reports the over-deep location, which is yielded with an empty string)."""
+    if len(loc) > MAX_DEPTH:
+        yield loc, ""
+    elif isinstance(node, str):
+        yield loc, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield (*loc, key), key
+            yield from _strings(value, (*loc, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, (*loc, i))
