@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed-stamp
 LINTDIR := tools/cypherlint
 EXAMPLES := $(wildcard examples/*.json)
 
-.PHONY: install demo test lint lint-cypher typecheck unit integration clean
+.PHONY: install demo test lint lint-cypher typecheck chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,7 +42,11 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: lint lint-cypher typecheck
+# Headless Chromium for the view tests (Debian's package); without it they skip, saying why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "chromium could not be installed: the browser tests will be skipped"
+
+test: lint lint-cypher typecheck chromium
 	$(BIN)/pytest -q
 
 clean:

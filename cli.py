@@ -259,8 +259,9 @@ def schema() -> None:
 def _register_extensions() -> None:
     from repair.bench.commands import bench
     from repair.commands import COMMANDS
+    from repair.view.commands import COMMANDS as VIEW_COMMANDS
 
-    for command in [*COMMANDS, bench]:
+    for command in [*COMMANDS, *VIEW_COMMANDS, bench]:
         main.add_command(command)
 
 

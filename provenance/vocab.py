@@ -104,6 +104,18 @@ class NodeLabel(StrEnum):
     MEMORY_CONSOLIDATE = "MemoryConsolidate"
     EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
     REPAIR_RUN = "RepairRun"
+    # A run's dispositions as labels, for Neo4j Browser (cypher/browser/label_latest_run.cypher)
+    FAULTY = "Faulty"
+    SEED = "Seed"
+    AFFECTED = "Affected"
+    SUPPORTED = "Supported"
+    QUARANTINED = "Quarantined"
+    INVALIDATED = "Invalidated"
+    ANSWER_RELEVANT = "AnswerRelevant"
+    REPLAYED = "Replayed"
+    PRESERVED = "Preserved"
+    SUSPICIOUS = "Suspicious"
+    REGENERATED = "Regenerated"  # written by a repair run
 
 
 STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}

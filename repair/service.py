@@ -80,7 +80,9 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
     case = read_case(store, task_id, with_evaluation=False)
     plan = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
     tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
-    executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=early_cutoff,
+    # an ablation may turn early cutoff off (without selective replay replays everything)
+    cutoff = early_cutoff and getattr(planner, "early_cutoff", True)
+    executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=cutoff,
                         functions=domain_functions(case.domain))
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)

@@ -25,14 +25,15 @@ def apply_mutation(state: RepairState, old: ExecutionStep, new: ExecutionStep,
     invalidated = [state.memory_remap.get(i, i) for i in old.invalidated_memory_ids
                    if i in state.memories]
     generated = []
-    for index, old_id in enumerate(old.generated_memory_ids):
-        if old_id in state.memories and old_id not in state.removed:
+    for index, old_id in enumerate(_outputs(old, output)):
+        if old_id is not None and old_id in state.memories and old_id not in state.removed:
             continue  # a preserved output: protected, not regenerated
         supersedes = invalidated[index] if index < len(invalidated) and \
             old.step_type in (StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE) else None
         record = _regenerated(state, old_id, new, output, index, supersedes)
         state.memories[record.memory_id] = record
-        state.memory_remap[old_id] = record.memory_id
+        if old_id is not None:
+            state.memory_remap[old_id] = record.memory_id
         state.new_memories.append(NewMemory(record, new.step_id, old_id))
         generated.append(record.memory_id)
     retire = RETIRES.get(old.step_type)
@@ -44,9 +45,19 @@ def apply_mutation(state: RepairState, old: ExecutionStep, new: ExecutionStep,
                                   "invalidated_memory_ids": invalidated})
 
 
-def _regenerated(state: RepairState, old_id: str, new: ExecutionStep, output: StepOutput,
-                 index: int, supersedes: str | None) -> MemoryRecord:
-    template = state.memories.get(old_id)
+def _outputs(old: ExecutionStep, output: StepOutput) -> list[str | None]:
+    """The records the replayed step writes: the ones it wrote before; or, for a write,
+    update or consolidation that wrote none (a lifecycle operation that did not take effect:
+    its new lineage never appeared), one new record per fact it derives (at least one)."""
+    if old.generated_memory_ids or old.step_type is StepType.MEMORY_DELETE:
+        return list(old.generated_memory_ids)
+    return [None] * max(1, len(output.facts or []))
+
+
+def _regenerated(state: RepairState, old_id: str | None, new: ExecutionStep,
+                 output: StepOutput, index: int, supersedes: str | None) -> MemoryRecord:
+    # the record it regenerates, else (a lineage that never appeared) the one it supersedes
+    template = state.memories.get(old_id or supersedes or "")
     fact = output.facts[index] if output.facts and index < len(output.facts) else None
     created = template.created_at if template else new.timestamp
     derived = state.remap(template.derived_from) if template else []

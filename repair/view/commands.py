@@ -1,0 +1,88 @@
+"""The `view` and `export` commands (registered on the main group by cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from provenance.cli_support import emit_json, store
+from provenance.errors import InputError
+
+
+@click.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--run", "run_id", default=None,
+              help="Run id (see `provrepair history`); default: the latest finished run.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="The HTML file to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def view(task_id: str, run_id: str | None, out: Path, as_json: bool) -> None:
+    """Write a self-contained HTML page drawing a task's graph, coloured by a run's
+    dispositions, with a legend, node details and a before/after-repair toggle.
+
+    The page needs no network: the graph library (cytoscape.js) is inside it.
+    """
+    from repair.view.graph import view_data
+    from repair.view.page import render
+
+    with store() as st:
+        data = view_data(st, task_id, run_id)
+    page = render(data)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    run = data["run"]
+    after = sum(1 for n in data["nodes"] if n["phase"] == "after")
+    info = {"task_id": task_id, "run_id": run["run_id"] if run else None, "out": str(out),
+            "nodes_before": len(data["nodes"]) - after, "nodes_after": len(data["nodes"]),
+            "bytes": len(page.encode("utf-8"))}
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"wrote {out}: task {task_id}, " +
+               (f"run {info['run_id']}" if run else "no run") +
+               f", {info['nodes_before']} nodes before / {info['nodes_after']} after the repair")
+
+
+@click.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--to", "uri", required=True, metavar="URI",
+              help="bolt://, neo4j:// (+s/+ssc) for Neo4j, or falkordb://HOST:PORT. "
+                   "Credentials: PROVREPAIR_EXPORT_USER / PROVREPAIR_EXPORT_PASSWORD.")
+@click.option("--database", default="neo4j", show_default=True, help="Neo4j target database.")
+@click.option("--graph", default="provrepair", show_default=True,
+              help="FalkorDB target graph.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> None:
+    """Copy a task (nodes, edges, repair runs with their marks, repair-written nodes) to
+    another store, and label its latest run's dispositions there for Neo4j Browser.
+
+    Idempotent: exporting again updates the copy (MERGE on uids), and prunes what the source
+    no longer has.
+    """
+    from provenance.errors import ConfigError
+    from repair.view.export import export_task
+    from repair.view.target import open_target
+
+    with store() as source, open_target(uri, database=database, graph=graph) as target:
+        if source.describe() == target.describe():
+            raise ConfigError(f"--to {uri} is the store the task is read from "
+                              "(pick another --graph or --database)")
+        result = export_task(source, target, task_id)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    where = ", ".join(f"{k} {v}" for k, v in result.target.items() if k != "engine")
+    click.echo(f"exported {task_id} to {result.target['engine']} ({where}): {result.nodes} "
+               f"nodes, {result.edges} edges, {result.runs} run(s), {result.marks} marks; "
+               f"Browser labels from run {result.labelled_run or '- (no finished run)'}")
+    if result.pruned_nodes or result.pruned_runs or result.replaced_version:
+        click.echo(f"  target updated: {result.pruned_nodes} stale nodes and "
+                   f"{result.pruned_runs} stale runs removed"
+                   + ("; an older recorded version was replaced" if result.replaced_version
+                      else ""))
+
+
+COMMANDS = [view, export]
