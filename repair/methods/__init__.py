@@ -1,14 +1,36 @@
 """Repair methods behind one interface: each makes a rollback plan for a task; the same
 executor replays it (repair-semantics.md, "Baselines and ablations: same interface, same
 executor"). `METHODS` maps the CLI name (`provrepair repair --method NAME`) to the method.
+
+    dependency_guided    ours (ours.py)
+    no_support_check     ablation: P_sup = ∅ (ours.py)
+    no_rollback_planner  ablation (ablations.py)
+    no_selective_replay  ablation (ablations.py)
+    no_repair            baseline (no_repair.py)
+    full_reset           baseline (full_reset.py)
+    delete_retrieved     baseline (delete_retrieved.py)
+    memaudit             baseline, no oracle data (memaudit.py)
+    memaudit_oracle      baseline as the paper ran it: ORACLE-ASSISTED (memaudit.py)
+    llm_judge            baseline, needs --reasoner openai (llm_judge.py)
+    agenttrace           baseline (agenttrace.py)
 """
 
 from __future__ import annotations
 
-from repair.methods.base import Method, MethodContext
+from repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
+from repair.methods.agenttrace import AgentTrace
+from repair.methods.base import Method, MethodContext, MethodNotRun
+from repair.methods.delete_retrieved import DeleteRetrieved
+from repair.methods.full_reset import FullReset
+from repair.methods.llm_judge import LLMJudge
+from repair.methods.memaudit import MemAudit, MemAuditOracle
+from repair.methods.no_repair import NoRepair
 from repair.methods.ours import DependencyGuided, WithoutSupportCheck
 
-METHODS: dict[str, Method] = {m.name: m for m in (DependencyGuided(), WithoutSupportCheck())}
+METHODS: dict[str, Method] = {m.name: m for m in (
+    DependencyGuided(), WithoutSupportCheck(), NoRollbackPlanner(), NoSelectiveReplay(),
+    NoRepair(), FullReset(), DeleteRetrieved(), MemAudit(), MemAuditOracle(), LLMJudge(),
+    AgentTrace())}
 
 
 def get_method(name: str) -> Method:
@@ -23,4 +45,4 @@ def register(method: Method) -> None:
     METHODS[method.name] = method
 
 
-__all__ = ["METHODS", "Method", "MethodContext", "get_method", "register"]
+__all__ = ["METHODS", "Method", "MethodContext", "MethodNotRun", "get_method", "register"]

@@ -1,0 +1,118 @@
+"""One case × one method: ingest a fresh task copy (replacing any earlier copy and its
+runs), repair it through the product's service (`repair_task`: plan, shared executor,
+crash-safe write-back), read the repaired store back from the graph, score it and probe
+recurrence. Returns the JSON line of the pair.
+
+Only this module (the benchmark) reads the case's evaluation block; the method sees the
+stored task without it (oracle-assisted methods excepted, and flagged in the line).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from provenance.errors import StoreUnavailable
+from provenance.ingest import ingest_case
+from provenance.keys import task_key
+from provenance.models import MemoryRecord
+from provenance.rows import record_from_props
+from provenance.store.base import GraphStore
+from provenance.validate import parse_case
+from provenance.vocab import StepType
+from repair.bench.cases import BenchCase, bench_task_id, retask, slices
+from repair.bench.probe import recurrence_probe
+from repair.methods import get_method
+from repair.methods.base import Decision, MethodNotRun, take_decision
+from repair.metrics import Outcome, case_metrics
+from repair.reasoners.base import Reasoner
+from repair.service import RepairReport, repair_task
+
+REPAIR_ONLY_PROPS = ("origin_run", "replaces")
+
+
+def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:
+    started = time.perf_counter()
+    line = _header(item, method, reasoner)
+    task_id = bench_task_id(item.task_id, method)
+    try:
+        # replace: a fresh copy every time, without runs left by an interrupted earlier try
+        ingest_case(store, parse_case(retask(item.raw, task_id)), replace=True)
+        report = repair_task(store, task_id, reasoner, method=method,
+                             early_cutoff=getattr(get_method(method), "early_cutoff", True))
+    except MethodNotRun as exc:
+        return {**line, "status": "not_run", "reason": str(exc)}
+    except StoreUnavailable:
+        raise  # not the method's failure: stop the run (a rerun resumes)
+    except Exception as exc:  # a method that crashes on a case fails that case, reported
+        take_decision(method, task_id)
+        return {**line, "status": "error", "reason": f"{type(exc).__name__}: {exc}",
+                "recovered": False}
+    scored = _score(store, item, task_id, report, take_decision(method, task_id), reasoner)
+    return {**line, **scored, "seconds": round(time.perf_counter() - started, 4)}
+
+
+def _score(store: GraphStore, item: BenchCase, task_id: str, report: RepairReport,
+           decision: Decision, reasoner: Reasoner) -> dict[str, Any]:
+    memories, successors = repaired_store(store, task_id)
+    outcome = _outcome(report, decision, memories, successors)
+    scores = case_metrics(item.case, outcome)
+    assert item.case.evaluation is not None
+    recurred, probe = (recurrence_probe(item.case, memories, successors, reasoner,
+                                        item.case.evaluation.required_facts)
+                       if scores["recovered"] else (None, "not_recovered"))
+    return {"status": report.status, "answer": report.answer, "unresolved": report.unresolved,
+            "needs_human": report.needs_human, **scores,
+            "recurred": recurred, "probe": probe, "decision_llm_calls": decision.llm_calls,
+            "decision_failed": decision.failed, "notes": decision.notes,
+            "reasoner_calls": _regenerations(item, outcome) + decision.regenerations}
+
+
+def _header(item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:
+    return {"case": item.task_id, "file": item.path.name, "digest": item.digest,
+            "method": method, "reasoner": getattr(reasoner, "name", "?"),
+            "model": getattr(reasoner, "model", None),
+            "oracle_assisted": bool(getattr(get_method(method), "oracle_assisted", False)),
+            **slices(item.case)}
+
+
+def repaired_store(store: GraphStore, task_id: str) -> tuple[list[MemoryRecord],
+                                                              dict[str, tuple[str, ...]]]:
+    """Every committed memory of the task after repair, and old id → the records written by
+    the repair that replace it (`replaces`: REPLAYS; `supersedes`: SUPERSEDES)."""
+    memories: list[MemoryRecord] = []
+    successors: dict[str, list[str]] = {}
+    for row in store.run("list_task_nodes", {"task_key": task_key(task_id)}):
+        props = row["props"]
+        if props["kind"] != "memory" or ("origin_run" in props and not props.get("committed")):
+            continue
+        record = record_from_props({k: v for k, v in props.items() if k not in REPAIR_ONLY_PROPS})
+        assert isinstance(record, MemoryRecord)
+        memories.append(record)
+        if "origin_run" in props:
+            for old in {props.get("replaces"), record.supersedes} - {None}:
+                successors.setdefault(str(old), []).append(record.memory_id)
+    return memories, {k: tuple(v) for k, v in successors.items()}
+
+
+def _outcome(report: RepairReport, decision: Decision, memories: list[MemoryRecord],
+             successors: dict[str, tuple[str, ...]]) -> Outcome:
+    plan = report.plan or {}
+    applied = report.status in ("repaired", "already_repaired")
+    counts = report.counts or {}
+    return Outcome(
+        answer=report.answer, delete=frozenset(plan.get("delete_memory_ids", [])),
+        quarantine=frozenset(plan.get("quarantine_memory_ids", [])),
+        invalidate=frozenset(plan.get("invalidate_claim_ids", [])),
+        replay=frozenset(plan.get("replay_step_ids", [])),
+        status_after={m.memory_id: m.status.value for m in memories},
+        successors=successors, replayed=dict(report.replayed) if applied else {},
+        llm_calls=counts.get("llm_calls", 0) + decision.llm_calls,
+        tokens=counts.get("tokens", 0) + decision.tokens, failed=decision.failed)
+
+
+def _regenerations(item: BenchCase, outcome: Outcome) -> int:
+    """Replayed original steps that went to the reasoner (memory reads re-run retrieval)."""
+    kinds = {s.step_id: s.step_type for s in item.case.trace}
+    return sum(1 for s in set(outcome.replayed) & outcome.replay
+               if kinds.get(s) not in (None, StepType.MEMORY_READ))

@@ -1,0 +1,152 @@
+"""`provrepair bench run`: every method over every case, then the paper's tables and plot.
+
+    for each method (a progress bar on stderr):
+        for each case not finished yet:   a fresh task copy `<task>::<method>` is ingested,
+                                          repaired (repair_task, the method by name),
+                                          scored, probed; one JSON line appended
+    tables (Markdown + CSV), summary.json, recovery_vs_llm_calls.png
+
+Where it writes: the configured store (PROVREPAIR_URI / the embedded server of
+PROVREPAIR_HOME), but on FalkorDB always in its own throwaway graph `bench_<hash>` (+
+`bench_<hash>_vault`), hash = the cases directory and every case's content — never the
+user's PROVREPAIR_GRAPH, so benchmark tasks never mix with the user's. Drop it with
+`GRAPH.DELETE bench_<hash>` when done; it is kept so that an interrupted run resumes. On
+Neo4j there is no graph name: the tasks `<task>::<method>` go to PROVREPAIR_DATABASE — point
+it at a scratch database.
+
+Output in `<out>/`: results.jsonl (resumable, see results.py), tables.md, main.csv,
+ablation.csv, per_domain.csv, per_fault_type.csv, cost.csv, robustness.csv, vs_paper.csv,
+summary.json, recovery_vs_llm_calls.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from provenance.errors import InputError
+from provenance.store.base import GraphStore
+from provenance.store.config import open_store
+from repair.bench.cases import BenchCase, graph_name, load_cases
+from repair.bench.pair import run_pair
+from repair.bench.plot import plot_recovery
+from repair.bench.results import append_line, finished, latest, pair_key, read_lines
+from repair.bench.tables import ABLATION, MAIN, build_tables, label, markdown, scored
+from repair.methods import METHODS, get_method
+from repair.metrics import mean, summarize
+from repair.reasoners import make_reasoner
+from repair.reasoners.base import Reasoner
+
+ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
+
+
+def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
+                  limit: int | None = None, as_json: bool = False,
+                  progress: bool = False) -> dict[str, Any]:
+    names = parse_methods(methods)
+    items, notes = load_cases(cases_dir)
+    graph = graph_name(cases_dir, items)
+    items = items[:limit] if limit is not None else items
+    if not items:
+        raise InputError(f"{cases_dir}: no case with an evaluation block to run")
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    brain = make_reasoner(reasoner, model)
+    with bench_store(graph) as store:
+        for name in names:
+            _run_method(store, items, name, brain, out, progress)
+    model_name = getattr(brain, "model", None)
+    header = (f"{len(items)} cases from `{cases_dir}`, reasoner `{brain.name}`"
+              + (f" (model `{model_name}`)" if model_name else "") + f", store graph `{graph}`")
+    return report(current_lines(out, items, brain), out, header, as_json)
+
+
+def parse_methods(methods: str) -> list[str]:
+    if methods.strip() == "all":
+        return [*[m for m in ORDER if m in METHODS], *[m for m in METHODS if m not in ORDER]]
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    for name in names:
+        get_method(name)  # ConfigError naming the choices
+    return names
+
+
+@contextmanager
+def bench_store(graph: str) -> Iterator[GraphStore]:
+    """The configured store, on FalkorDB in the graph `graph` instead of PROVREPAIR_GRAPH."""
+    saved = os.environ.get("PROVREPAIR_GRAPH")
+    os.environ["PROVREPAIR_GRAPH"] = graph
+    try:
+        store = open_store()
+    finally:
+        if saved is None:
+            os.environ.pop("PROVREPAIR_GRAPH", None)
+        else:
+            os.environ["PROVREPAIR_GRAPH"] = saved
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _run_method(store: GraphStore, items: list[BenchCase], name: str, brain: Reasoner, out: Path,
+                progress: bool) -> None:
+    done = finished(read_lines(out))
+    header = {"method": name, "reasoner": brain.name, "model": getattr(brain, "model", None)}
+    todo = [c for c in items
+            if pair_key({**header, "case": c.task_id, "digest": c.digest}) not in done]
+    with click.progressbar(todo, label=f"{name:<20}", file=sys.stderr, show_pos=True,
+                           hidden=not progress) as bar:
+        for item in bar:
+            line = run_pair(store, item, name, brain)
+            if line["status"] == "error":
+                click.echo(f"\nerror: {name} on {item.task_id}: {line['reason']}", err=True)
+            append_line(out, line)
+
+
+def current_lines(out: Path, items: list[BenchCase], brain: Reasoner) -> list[dict[str, Any]]:
+    """The newest line of each pair for these cases and this reasoner/model."""
+    wanted = {(c.task_id, c.digest) for c in items}
+    model = str(getattr(brain, "model", None))
+    return [line for line in latest(read_lines(out))
+            if (line["case"], line["digest"]) in wanted and line["reasoner"] == brain.name
+            and str(line.get("model")) == model]
+
+
+def report(lines: list[dict[str, Any]], out: Path, header: str, as_json: bool) -> dict[str, Any]:
+    tables = build_tables(lines)
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(tables, f"## Benchmark results\n\n{header}.")
+    (out / "tables.md").write_text(text, encoding="utf-8")
+    for table in tables:
+        (out / f"{table.key}.csv").write_text(table.csv(), encoding="utf-8")
+    summary: dict[str, Any] = {"run": header, "methods": method_summaries(lines)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    plot_recovery({label(m): s for m, s in summary["methods"].items() if s["status"] == "run"},
+                  out)
+    click.echo(json.dumps(summary, indent=2, ensure_ascii=False) if as_json else text)
+    return summary
+
+
+def method_summaries(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        out.setdefault(line["method"], {})
+    for method in out:
+        mine = [line for line in lines if line["method"] == method]
+        done = scored(mine)
+        if not done:
+            out[method] = {"status": "not_run", "reason": mine[0].get("reason")}
+            continue
+        out[method] = {"status": "run", **summarize(done),
+                       "reasoner_calls": mean(float(r.get("reasoner_calls", 0)) for r in done),
+                       "errors": sum(1 for r in done if r.get("status") == "error"),
+                       "oracle": any(r.get("oracle_assisted") for r in done)}
+    return out

@@ -1,0 +1,104 @@
+"""Baseline "AgentTrace-style" (repair-semantics.md, Baselines; paper App. G; notes §5, §9 A11).
+
+Candidates: `memory_read`, `claim`, `plan`, `tool_action` and `final_answer` steps that are
+backward-reachable from the erroneous final answer v_final over E_prop ∪ CHAIN and
+fault-relevant: in A0 (our affected region, from the diagnosed faults), directly using a
+diagnosed memory (`used_ids`), in the fault-dependent suffix (timestamp ≥ the earliest
+seed's t_r), or v_final itself. Each gets
+
+    r(v) = 0.40 f_back + 0.25 f_aff + 0.20 f_fault + 0.10 f_down + 0.05 f_type
+
+- f_back = 1 − d/d_max, d = shortest backward hop distance from v_final over E_prop ∪ CHAIN,
+  d_max = the largest d among the candidates (d_max = 0 ⇒ f_back = 1)            (§9 A11)
+- f_aff = 1 if in A0; f_fault = 1 if it uses a diagnosed memory directly
+- f_down = min(1, reached/8), reached = steps forward-reachable over E_prop; raised to at
+  least 0.5 when the step reaches v_final over E_prop (v_final reaches itself)
+- f_type = 0.95 memory_read, 0.85 claim, 0.75 plan, 0.65 tool_action, 0.40 final_answer
+The highest r(v) is the root cause (ties: earliest in the trace); no candidate ⇒ v_final.
+
+Plan: replay the provenance source steps of the diagnosed faults (their seeds that are
+steps: producers, failed mutations) ∪ the sequential suffix of the trace from the root cause
+through v_final (observations refreshed through their actions). No memory cleanup: nothing
+is deleted or quarantined (faulty memories stay active unless a replayed step overwrites
+them — paper: faulty removal 0.000). The replayed steps are the invalidated ones
+(`invalidate_claim_ids` = the replay set, §9 A5). A trace without a final answer replays
+the source steps only.
+"""
+
+from __future__ import annotations
+
+from provenance.models import Case, ExecutionStep
+from provenance.vocab import StepType
+from repair.methods.base import MethodContext
+from repair.methods.common import build_plan, earliest_seed_ts, final_answer, positions
+from repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
+from repair.plan import compute_plan
+from repair.plan.model import RepairPlan
+
+WEIGHTS = {"back": 0.40, "aff": 0.25, "fault": 0.20, "down": 0.10, "type": 0.05}
+PRIORS = {StepType.MEMORY_READ: 0.95, StepType.CLAIM: 0.85, StepType.PLAN: 0.75,
+          StepType.TOOL_ACTION: 0.65, StepType.FINAL_ANSWER: 0.40}
+DOWN_SCALE = 8
+
+
+class Scorer:
+    def __init__(self, case: Case, final: ExecutionStep, affected: set[str], faults: set[str],
+                 suffix_start: int):
+        self.case, self.final, self.affected, self.faults = case, final, affected, faults
+        self.suffix_start = suffix_start
+        self.graph = TraceGraph(case)
+        self.back = self.graph.distances(final.step_id, E_ALL, backward=True)
+        self.reaches_final = set(self.graph.distances(final.step_id, E_PROP, backward=True))
+
+    def candidates(self) -> list[ExecutionStep]:
+        return [s for s in self.case.trace if s.step_type in PRIORS and s.step_id in self.back
+                and self._relevant(s)]
+
+    def _relevant(self, step: ExecutionStep) -> bool:
+        return (step.step_id in self.affected or bool(self.faults & set(step.used_ids))
+                or step.timestamp >= self.suffix_start or step.step_id == self.final.step_id)
+
+    def score(self, step: ExecutionStep, d_max: int) -> float:
+        down = min(1.0, len(self.graph.reached_steps(step.step_id)) / DOWN_SCALE)
+        if step.step_id in self.reaches_final:
+            down = max(down, 0.5)
+        parts = {"back": 1.0 - self.back[step.step_id] / d_max if d_max else 1.0,
+                 "aff": float(step.step_id in self.affected),
+                 "fault": float(bool(self.faults & set(step.used_ids))),
+                 "down": down, "type": PRIORS[step.step_type]}
+        return sum(WEIGHTS[k] * v for k, v in parts.items())
+
+    def root_cause(self) -> ExecutionStep:
+        candidates = self.candidates()
+        if not candidates:
+            return self.final
+        d_max = max(self.back[s.step_id] for s in candidates)
+        pos = positions(self.case)
+        return max(candidates, key=lambda s: (self.score(s, d_max), -pos[s.step_id]))
+
+
+class AgentTrace:
+    name = "agenttrace"
+    description = "baseline: AgentTrace-style root-cause score, replay the suffix, no memory cleanup"
+
+    def plan(self, ctx: MethodContext) -> RepairPlan:
+        case = ctx.case
+        base = compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
+        steps = {s.step_id for s in case.trace}
+        sources = {s for s in base.seeds.values() if s in steps}
+        final = final_answer(case)
+        replay = set(sources)
+        if final is not None:
+            replay |= self._suffix(case, base, final)
+        return build_plan(case, task_id=ctx.task_id, replay=replay, invalidate=replay,
+                          seeds=base.seeds, affected=base.affected_ids)
+
+    @staticmethod
+    def _suffix(case: Case, base: RepairPlan, final: ExecutionStep) -> set[str]:
+        start = earliest_seed_ts(case, base.seeds)
+        scorer = Scorer(case, final, set(base.affected_ids), set(base.delete_memory_ids),
+                        final.timestamp if start is None else start)
+        pos = positions(case)
+        first, last = sorted((pos[scorer.root_cause().step_id], pos[final.step_id]))
+        return {s.step_id for s in case.trace[first:last + 1]
+                if s.step_type is not StepType.TOOL_OBSERVATION}

@@ -1,0 +1,29 @@
+"""Baseline "Full memory reset" (repair-semantics.md, Baselines; docs/paper-notes.md §5).
+
+Delete every memory that is active when repair begins, then replay the final user turn
+(every non-observation step of the last turn; its observations are refreshed by the replayed
+actions). The trace before the final turn is kept fixed (preserved). No claim is
+invalidated (a memory-centric baseline scores claim-invalidation F1 = 0, paper App. E;
+docs/paper-notes.md §9 A5).
+
+`affected_ids` names every memory of the store: the shared executor re-activates a record
+superseded by a removed one unless that record is "affected", and a reset must not bring
+back older versions — after a reset nothing from the old store is active.
+"""
+
+from __future__ import annotations
+
+from repair.methods.base import MethodContext
+from repair.methods.common import active_memories, build_plan, final_turn_steps
+from repair.plan.model import RepairPlan
+
+
+class FullReset:
+    name = "full_reset"
+    description = "baseline: delete every active memory, replay the final turn"
+
+    def plan(self, ctx: MethodContext) -> RepairPlan:
+        case = ctx.case
+        return build_plan(case, task_id=ctx.task_id, delete=active_memories(case),
+                          replay=final_turn_steps(case),
+                          affected=[m.memory_id for m in case.memory_store])

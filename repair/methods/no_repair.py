@@ -1,0 +1,20 @@
+"""Baseline "No repair" (docs/paper-notes.md §5): the failed run stays as it is.
+
+The plan is empty: nothing deleted, quarantined, invalidated or replayed, every step
+preserved. The shared executor then keeps the recorded final answer (a plan that replays
+nothing keeps it), so LLM count and replay ratio are 0.
+"""
+
+from __future__ import annotations
+
+from repair.methods.base import MethodContext
+from repair.methods.common import build_plan
+from repair.plan.model import RepairPlan
+
+
+class NoRepair:
+    name = "no_repair"
+    description = "baseline: leave the failed run unchanged (empty plan)"
+
+    def plan(self, ctx: MethodContext) -> RepairPlan:
+        return build_plan(ctx.case, task_id=ctx.task_id)
