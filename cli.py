@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from provenance.cli_support import emit_json, store
+from provenance.cli_support import emit_json, gc_paused, store
 from provenance.errors import UserError
 from provenance.store.base import GraphStore
 from provenance.store.embedded import EmbeddedServer
@@ -149,11 +149,13 @@ def ingest(paths: tuple[Path, ...], replace: bool, follow: str | None,
 
 def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
     from loaders.case_files import load_cases
-    from provenance.ingest import element_count, ingest_cases
+    from provenance.ingest import ingest_cases
 
-    cases = load_cases(paths)
-    with store() as st, _progress(element_count(cases), "ingesting", as_json) as bar:
-        results = ingest_cases(st, cases, replace=replace, progress=bar.update)
+    with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
+        cases = load_cases(paths)
+        with store() as st, _Progress("ingesting", quiet=as_json) as bar:
+            results = ingest_cases(st, cases, replace=replace, progress=bar.update,
+                                   on_total=bar.start)
     if as_json:
         emit_json([r.__dict__ for r in results])
         return
@@ -186,22 +188,28 @@ def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
                    f"still open: {', '.join(result.open) or '-'}")
 
 
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
+class _Progress:
+    """A progress bar on stderr for long work (a TTY, not --json, 5k+ elements)."""
 
-    def __enter__(self) -> _NoBar:
+    def __init__(self, label: str, *, quiet: bool):
+        self.label, self.quiet = label, quiet or not sys.stderr.isatty()
+        self.bar: Any = None
+
+    def start(self, total: int) -> None:
+        if not self.quiet and total >= 5000:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def _progress(total: int, label: str, quiet: bool) -> Any:
-    """A progress bar on stderr for long work, unless output is for a script."""
-    if quiet or not sys.stderr.isatty() or total < 5000:
-        return _NoBar()
-    return click.progressbar(length=total, label=label, file=sys.stderr)
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 @main.command()

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from provenance.edges import derive_edges
+from provenance.edges import Edge, derive_edges
 from provenance.errors import InternalError, TaskConflict
 from provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
 from provenance.models import Case
-from provenance.rows import dumps, edge_row, input_row, memory_row, step_row, task_props
+from provenance.rows import dumps, edge_row, group_node_rows, input_row, memory_row, step_row, task_props
 from provenance.store.base import GraphStore
 
 BATCH_ROWS = 2000  # 1k-5k rows a batch measured fastest on FalkorDB (notes/falkordb.md)
@@ -51,12 +51,11 @@ def batched(rows: Sequence[dict[str, Any]], size: int = BATCH_ROWS) -> Iterator[
 
 def node_statements(key: str, case: Case) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """(query name, rows) batches for every node of the case under `key`."""
-    inputs = [input_row(key, r, i) for i, r in enumerate(case.session)]
-    memories = [memory_row(key, r, i) for i, r in enumerate(case.memory_store)]
-    steps = [step_row(key, r, i) for i, r in enumerate(case.trace)]
-    for name, rows in (("merge_user_inputs", inputs), ("merge_memories", memories),
-                       ("merge_steps", steps)):
-        for batch in batched(rows):
+    rows = [input_row(key, r, i) for i, r in enumerate(case.session)]
+    rows += [memory_row(key, r, i) for i, r in enumerate(case.memory_store)]
+    rows += [step_row(key, r, i) for i, r in enumerate(case.trace)]
+    for name, group in group_node_rows(rows).items():
+        for batch in batched(group):
             yield name, batch
 
 
@@ -67,11 +66,21 @@ def evaluation_props(case: Case) -> dict[str, Any]:
 
 
 def ingest_cases(store: GraphStore, cases: list[Case], *, replace: bool = False,
-                 progress: Progress | None = None) -> list[IngestResult]:
-    """Store several cases; every conflict is found before anything is written."""
+                 progress: Progress | None = None,
+                 on_total: Callable[[int], None] | None = None) -> list[IngestResult]:
+    """Store several cases; every conflict is found before anything is written.
+    `on_total` is told the number of nodes + edges to write (a progress bar's length)."""
     for case in cases:
         _stored_state(store, case, replace)
-    return [ingest_case(store, case, replace=replace, progress=progress) for case in cases]
+    edges = [derive_edges(case) for case in cases]
+    if on_total is not None:
+        on_total(sum(_nodes(c) + len(e) for c, e in zip(cases, edges, strict=True)))
+    return [ingest_case(store, case, replace=replace, progress=progress, edges=e)
+            for case, e in zip(cases, edges, strict=True)]
+
+
+def _nodes(case: Case) -> int:
+    return len(case.session) + len(case.memory_store) + len(case.trace)
 
 
 def _stored_state(store: GraphStore, case: Case, replace: bool) -> str:
@@ -88,11 +97,12 @@ def _stored_state(store: GraphStore, case: Case, replace: bool) -> str:
 
 
 def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
-                progress: Progress | None = None) -> IngestResult:
-    """Store one validated case; see the module docstring for the crash argument."""
+                progress: Progress | None = None, edges: list[Edge] | None = None) -> IngestResult:
+    """Store one validated case (its `edges` derived here unless given); see the module
+    docstring for the crash argument."""
     state = _stored_state(store, case, replace)
-    edges = derive_edges(case)
-    sizes = (len(case.session) + len(case.memory_store) + len(case.trace), len(edges))
+    edges = edges if edges is not None else derive_edges(case)
+    sizes = (_nodes(case), len(edges))
     if state == "unchanged":
         return IngestResult(case.task_id, "unchanged", *sizes)
     digest = content_hash(case)
@@ -119,12 +129,6 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
 def _tick(progress: Progress | None, count: int) -> None:
     if progress is not None:
         progress(count)
-
-
-def element_count(cases: Iterable[Case]) -> int:
-    """Nodes + edges a list of cases will write (for a progress bar's length)."""
-    return sum(len(c.session) + len(c.memory_store) + len(c.trace) + len(derive_edges(c))
-               for c in cases)
 
 
 def list_tasks(store: GraphStore) -> list[dict[str, Any]]:

@@ -34,7 +34,15 @@ from provenance.ingest import content_hash, evaluation_props
 from provenance.keys import eval_key, task_key
 from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
 from provenance.parsing import check_storable_text, parse_model
-from provenance.rows import dumps, edge_row, input_row, memory_row, record_from_props, step_row
+from provenance.rows import (
+    dumps,
+    edge_row,
+    group_node_rows,
+    input_row,
+    memory_row,
+    record_from_props,
+    step_row,
+)
 from provenance.store.base import GraphStore
 from provenance.validate import CaseValidator
 from provenance.vocab import EdgeLabel
@@ -42,8 +50,6 @@ from provenance.vocab import EdgeLabel
 Record = UserInput | MemoryRecord | ExecutionStep
 MUTABLE_MEMORY_FIELDS = frozenset({"status", "last_modified_by", "last_modified_at", "trust_score"})
 ROW_OF = {NodeKind.USER_INPUT: input_row, NodeKind.MEMORY: memory_row, NodeKind.STEP: step_row}
-QUERY_OF = {NodeKind.USER_INPUT: "merge_user_inputs", NodeKind.MEMORY: "merge_memories",
-            NodeKind.STEP: "merge_steps"}
 
 
 def record_id(record: Record) -> str:
@@ -112,9 +118,9 @@ class Recorder:
         if self.task_dirty:
             self.store.run("merge_task", {"task_key": self.key, "props": self.task})
             self.task_dirty = False
-        for kind, rows in self.rows.items():
-            if rows:
-                self.store.run(QUERY_OF[kind], {"rows": list(rows.values())})
+        pending = [row for rows in self.rows.values() for row in rows.values()]
+        for query, rows in group_node_rows(pending).items():
+            self.store.run(query, {"rows": rows})
         self.rows.clear()
         if self.edges:
             edge_rows = [edge_row(self.key, e) for e in dedupe(self.edges)]

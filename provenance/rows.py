@@ -54,6 +54,22 @@ def step_row(key: str, record: ExecutionStep, position: int) -> dict[str, Any]:
                  record.timestamp, fields)
 
 
+def node_query(props: dict[str, Any]) -> str:
+    """The write query for a node row: one per kind, and one per step type (labels cannot be
+    parameters, and must sit in the MERGE pattern; see cypher/ingest/merge_step_claim.cypher)."""
+    if props["kind"] == NodeKind.STEP:
+        return f"merge_step_{props['step_type']}"
+    return "merge_memories" if props["kind"] == NodeKind.MEMORY else "merge_user_inputs"
+
+
+def group_node_rows(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Node rows grouped by their write query, each group in the given order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(node_query(row["props"]), []).append(row)
+    return groups
+
+
 def edge_row(key: str, edge: Edge) -> dict[str, Any]:
     return {"src": node_uid(key, edge.src), "dst": node_uid(key, edge.dst),
             "label": edge.label.value, "sufficient": edge.sufficient}

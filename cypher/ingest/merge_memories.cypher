@@ -1,7 +1,8 @@
 // name: merge_memories
 // mode: write
 // params: rows
-// rows: [{uid, props}] — one statement per batch, idempotent on uid.
+// Memories; rows: [{uid, props}], idempotent on uid (labels in the MERGE pattern: see
+// merge_step_claim.cypher for why).
 UNWIND $rows AS row
-MERGE (n:Node {uid: row.uid})
-SET n:Memory, n += row.props
+MERGE (n:Node:Memory {uid: row.uid})
+SET n += row.props

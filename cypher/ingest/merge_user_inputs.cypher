@@ -1,7 +1,8 @@
 // name: merge_user_inputs
 // mode: write
 // params: rows
-// rows: [{uid, props}] — one statement per batch, idempotent on uid.
+// User inputs; rows: [{uid, props}], idempotent on uid (labels in the MERGE pattern: see
+// merge_step_claim.cypher for why).
 UNWIND $rows AS row
-MERGE (n:Node {uid: row.uid})
-SET n:UserInput, n += row.props
+MERGE (n:Node:UserInput {uid: row.uid})
+SET n += row.props

@@ -2,7 +2,7 @@
 
 Each file holds one query and an aiosql-like header::
 
-    // name: merge_steps        (must equal the file name without .cypher)
+    // name: merge_memories     (must equal the file name without .cypher)
     // mode: write              (read | write)
     // params: rows, task_id    (comma separated; empty when none)
 
@@ -36,7 +36,7 @@ class Query:
     mode: str               # "read" | "write"
     params: frozenset[str]
     text: str
-    path: str               # "cypher/ingest/merge_steps.cypher"
+    path: str               # "cypher/ingest/merge_memories.cypher"
     target: str             # "graph" | "vault"
 
 

@@ -2,7 +2,7 @@
 multi-statement transactions. The unit of work, in order:
 
   1. merge_repair_run (status 'writing') + merge_run_marks     the run and its plan
-  2. merge_steps / merge_memories (origin_run = run, memories 'pending'), merge_edges,
+  2. merge_step_* / merge_memories (origin_run = run, memories 'pending'), merge_edges,
      merge_replays_edges                                        new nodes, not yet visible
   3. commit_repair_run                                          ONE statement: run finished,
                                                                 every status change applied
@@ -18,7 +18,7 @@ from typing import Any
 from provenance.edges import memory_edges, step_edges
 from provenance.keys import node_uid as _uid
 from provenance.keys import task_key
-from provenance.rows import edge_row, memory_row, step_row
+from provenance.rows import edge_row, group_node_rows, memory_row, step_row
 from provenance.store.base import GraphStore
 from repair.replay.executor import ReplayResult
 from repair.replay.state import RepairState
@@ -35,7 +35,8 @@ def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,
     memories = [_tagged(memory_row(key, state.memories[n.record.memory_id],
                                    len(state.memory_position) + i), run_id, n.replaces, pending=True)
                 for i, n in enumerate(state.new_memories)]
-    _batched(store, "merge_steps", steps)
+    for query, rows in group_node_rows(steps).items():
+        _batched(store, query, rows)
     checkpoint("after_new_steps")
     _batched(store, "merge_memories", memories)
     kinds = _kinds(state, result)

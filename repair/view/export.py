@@ -22,12 +22,11 @@ from typing import Any
 
 from provenance.keys import eval_key, task_key
 from provenance.readback import get_task_props
+from provenance.rows import group_node_rows
 from provenance.store.base import GraphStore
 from provenance.vocab import RepairEdge
 
 BATCH = 2000
-NODE_QUERIES = {"user_input": "merge_user_inputs", "memory": "merge_memories",
-                "step": "merge_steps"}
 NOT_COPIED = frozenset({"repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
                         "lock_probe"})
 
@@ -113,9 +112,9 @@ def _clear_other_version(target: GraphStore, snap: Snapshot) -> bool:
 
 
 def _write_nodes(target: GraphStore, snap: Snapshot) -> None:
-    for kind, query in NODE_QUERIES.items():
-        rows = [{"uid": n["uid"], "props": n} for n in snap.nodes if n["kind"] == kind]
-        for batch in _batches(rows):
+    rows = [{"uid": n["uid"], "props": n} for n in snap.nodes]
+    for query, group in group_node_rows(rows).items():
+        for batch in _batches(group):
             target.run(query, {"rows": batch})
 
 

@@ -15,7 +15,7 @@ PATH = "cypher/area/find_thing.cypher"
 
 def test_every_shipped_query_loads() -> None:
     registry = load_registry()
-    assert "merge_steps" in registry.queries
+    assert "merge_step_claim" in registry.queries
     assert registry.schema["falkordb"] and registry.schema["neo4j"]
 
 

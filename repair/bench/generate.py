@@ -1,0 +1,70 @@
+"""`provrepair bench generate --seed S --out DIR`: the controlled benchmark of the paper.
+
+150 cases in `provrepair.case/1`, produced by running the agent runtime (offline reasoner)
+through multi-turn sessions in three domains, with faults injected from manifests and the
+session re-run under them; distributed exactly as the paper's Table 1 (repair/bench/
+quotas.py). Writes one `<task_id>.json` per case and `manifest.json`, and prints the
+distribution. The same seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from provenance.models import Case
+from repair.bench.build import build_case
+from repair.bench.quotas import Slot, slots, subset
+from repair.bench.summary import manifest, table
+
+MANIFEST = "manifest.json"
+
+
+def generate_cases(seed: int, *, limit: int | None = None,
+                   tick: Callable[[Slot], None] | None = None) -> list[Case]:
+    """The benchmark's cases (all 150, or a sample of `limit` covering every domain)."""
+    cases = []
+    for slot in subset(slots(seed), limit):
+        cases.append(build_case(slot, seed))
+        if tick is not None:
+            tick(slot)
+    return cases
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_cases(cases: list[Case], out: Path, seed: int) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    for case in cases:
+        (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
+                                                  encoding="utf-8")
+    summary = manifest(cases, seed)
+    (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
+    return summary
+
+
+def generate_benchmark(seed: int, out: Path, *, as_json: bool, progress: bool,
+                       limit: int | None = None) -> None:
+    planned = subset(slots(seed), limit)
+    if progress:
+        with click.progressbar(length=len(planned), label="generating", file=sys.stderr,
+                               item_show_func=lambda s: s) as bar:
+            def tick(slot: Slot) -> None:
+                bar.update(1, slot.task_id)
+            cases = generate_cases(seed, limit=limit, tick=tick)
+    else:
+        cases = generate_cases(seed, limit=limit)
+    summary = write_cases(cases, out, seed)
+    if as_json:
+        click.echo(json.dumps({k: v for k, v in summary.items() if k != "files"} |
+                              {"out": str(out)}, indent=2, ensure_ascii=False))
+        return
+    click.echo(table(summary))
+    click.echo(f"\nWrote {len(cases)} cases and {MANIFEST} to {out}")
