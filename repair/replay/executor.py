@@ -171,6 +171,9 @@ class Executor:
         would come out the same). The final answer and seeds are always replayed."""
         if step.step_id in self.must_replay:
             return False
+        if step.step_type in MUTATION_STEP_TYPES and \
+                set(step.generated_memory_ids) & self.state.removed:
+            return False  # its records were removed: they must be written anew
         inputs = set(step.used_ids) | set(step.prev_step_ids if step.step_type
                                           is StepType.TOOL_OBSERVATION else [])
         tainted = {i for i in inputs if i in self.state.invalidated or i in self.state.removed

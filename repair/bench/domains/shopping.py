@@ -70,7 +70,7 @@ def build(rng: random.Random, rich: int) -> Session:
     world = {"catalog": catalog(rng, pids[:4], names[:4])}
     main, q, r, w, stranger = pids
     budget, budget2 = price(rng, 60, 160), price(rng, 170, 320)
-    seeds = _seeds(rng, rich, world, main, q, r, budget)
+    seeds = _seeds(rng, rich, world, main, budget)
     if rich >= 2:
         seeds.append(Seed("wish:old", f"Wishlist: {names[3][0]} ({w}) lowest price "
                           f"{_low(world, w)}", w, "wish_price", _low(world, w),
@@ -78,19 +78,14 @@ def build(rng: random.Random, rich: int) -> Session:
     work = [_compare(world, main, rich), _wishlist(world, main, q, r, rich),
             _lifecycle(world, main, r, budget2)]
     turns = sessions_of(rng, work, _final(world, main), early=True)
-    strangers = [
-        Seed("stranger:wish", f"Saved item: {names[4][0]} ({stranger}) for {price(rng, 5, 25)}",
-             stranger, "wish_price", None),
-        Seed("stranger:price", f"{main} at StoreF: {price(rng, 10, 25)}", "StoreF",
-             f"price_{main}", None),
+    cheap_wish, cheap_store = price(rng, 5, 25), price(rng, 10, 25)
+    strangers = [  # another user's records: a cheaper wishlist item, a cheaper store price
+        Seed("stranger:wish", f"Saved item: {names[4][0]} ({stranger}) for {cheap_wish}",
+             stranger, "wish_price", cheap_wish),
+        Seed("stranger:price", f"{main} at StoreF: {cheap_store}", "StoreF", f"price_{main}",
+             cheap_store),
     ]
-    return Session("shopping", world, TOOLS, seeds, turns, [_valued(s) for s in strangers])
-
-
-def _valued(seed: Seed) -> Seed:
-    """A stranger's fact value is the price quoted at the end of its content."""
-    value = seed.content.rsplit(" ", 1)[1]
-    return Seed(seed.name, seed.content, seed.entity_id, seed.fact_key, value, seed.source)
+    return Session("shopping", world, TOOLS, seeds, turns, strangers)
 
 
 def _low(world: dict[str, Any], pid: str) -> str:
@@ -98,7 +93,7 @@ def _low(world: dict[str, Any], pid: str) -> str:
     return min(prices.values(), key=lambda v: float(v.strip("$").replace(",", "")))
 
 
-def _seeds(rng: random.Random, rich: int, world: dict[str, Any], main: str, q: str, r: str,
+def _seeds(rng: random.Random, rich: int, world: dict[str, Any], main: str,
            budget: str) -> list[Seed]:
     name = world["catalog"][main]["name"]
     seeds = [Seed("track:main", f"Tracks the {name} ({main})", main, "name", name),

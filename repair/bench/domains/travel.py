@@ -89,20 +89,14 @@ def build(rng: random.Random, rich: int) -> Session:
     work = [_search(home, dest, date, outbound, rich), _book(world, ret, dest, rich),
             _lifecycle(rng.choice(outbound), cabin2, (ret, ret2), rich)]
     turns = sessions_of(rng, work, _final(rich), early=False)
-    other = ids(rng, "F0", 1, 1000, 1999, 3)[0]
-    strangers = [
-        Seed("stranger:option", f"Saved option {other}: {price(rng, 120, 230)}", other,
-             "saved_fare", None, MemorySource.TOOL_OBSERVATION),
+    other, fare = ids(rng, "F0", 1, 1000, 1999, 3)[0], price(rng, 120, 230)
+    strangers = [  # another user's records: a cheaper saved option, a hotel requirement
+        Seed("stranger:option", f"Saved option {other}: {fare}", other, "saved_fare", fare,
+             MemorySource.TOOL_OBSERVATION),
         Seed("stranger:shuttle", "Insists on a shuttle at the stay", "user", "hotel_amenity",
              "airport shuttle"),
     ]
-    return Session("travel", world, TOOLS, seeds, turns,
-                   [s if s.fact_value else _priced(s) for s in strangers])
-
-
-def _priced(seed: Seed) -> Seed:
-    return Seed(seed.name, seed.content, seed.entity_id, seed.fact_key,
-                seed.content.rsplit(" ", 1)[1], seed.source)
+    return Session("travel", world, TOOLS, seeds, turns, strangers)
 
 
 def _seeds(rng: random.Random, rich: int, home: str, cabin: str) -> list[Seed]:
