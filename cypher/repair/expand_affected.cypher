@@ -11,6 +11,4 @@ MATCH (v:Node {uid: f.uid})-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSO
 WITH DISTINCT f.uid AS from_uid, f.tr AS tr, type(r) AS label, w
 WHERE w.ts >= tr AND w.origin_run IS NULL
 RETURN from_uid, tr, label,
-       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
-       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
-       w.position AS position
+       w.uid AS uid

@@ -9,6 +9,4 @@ MATCH (v:Node {uid: u})-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSOLIDA
 WITH u, r, w
 WHERE w.origin_run IS NULL
 RETURN u AS from_uid, type(r) AS label,
-       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
-       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
-       w.position AS position
+       w.uid AS uid

@@ -8,6 +8,4 @@ MATCH (w:Node)-[r:INITIATE|CITE|SUPPORT|PRODUCE|DELETE|UPDATE|CONSOLIDATE|SUPERS
 WITH DISTINCT u, v, type(r) AS label, w
 WHERE w.origin_run IS NULL AND (label <> 'CHAIN' OR (v.step_type = 'tool_observation' AND w.step_type = 'tool_action'))
 RETURN u AS to_uid, label,
-       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
-       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
-       w.position AS position
+       w.uid AS uid

@@ -10,6 +10,4 @@ WITH DISTINCT u, v, type(r) AS label, w
 WHERE w.origin_run IS NULL AND ((v.step_type = 'plan' AND label = 'CITE' AND w.step_type = 'tool_action')
    OR (v.step_type = 'tool_action' AND w.step_type = 'tool_observation'))
 RETURN u AS from_uid, label,
-       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
-       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
-       w.position AS position
+       w.uid AS uid

@@ -9,6 +9,4 @@ MATCH (w:Node)-[r:CITE|SUPPORT|CHAIN]->(v:Node {uid: u})
 WITH u, r, w
 WHERE w.origin_run IS NULL
 RETURN u AS to_uid, type(r) AS label,
-       w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
-       w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
-       w.position AS position
+       w.uid AS uid

@@ -4,6 +4,8 @@ Every fetch is one parameterised query over a batch (`UNWIND $uids` / `UNWIND $f
 anchored on the `:Node(uid)` index, so the number of round trips is the depth of the region
 the planner visits and the work grows with that region, not with the store. No query uses a
 variable-length pattern: those enumerate paths, exponential on DAGs with parallel paths.
+A hop returns only (anchor, label, far uid); the properties the rules read are fetched once
+per node (get_nodes), which cut the rows' values by ~60% on 1k-node regions (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -71,21 +73,30 @@ class GraphView:
     def get(self, node_ids: Iterable[str]) -> dict[str, Node]:
         """The nodes of this task with these ids (absent ids are left out)."""
         uids = [self.uid(i) for i in node_ids]
-        for rows in self._batches("get_nodes", "uids", [u for u in uids if u not in self.nodes]):
-            for row in rows:
-                self.node(row)
+        self._load(uids)
         return {self.nodes[u].id: self.nodes[u] for u in uids if u in self.nodes}
 
     def hops(self, query: str, anchors: Iterable[Node], anchor_field: str) -> list[Hop]:
         """Run a one-hop stage query from these anchor nodes."""
         uids = list(dict.fromkeys(n.uid for n in anchors))
-        return [Hop(self.nodes[row[anchor_field]], row["label"], self.node(row), row)
-                for rows in self._batches(query, "uids", uids) for row in rows]
+        rows = [row for batch in self._batches(query, "uids", uids) for row in batch]
+        return self._hops(rows, anchor_field)
 
     def frontier_hops(self, query: str, frontier: list[dict[str, Any]]) -> list[Hop]:
         """Run a one-hop query whose frontier rows carry more than a uid (e.g. a threshold)."""
-        return [Hop(self.nodes[row["from_uid"]], row["label"], self.node(row), row)
-                for rows in self._batches(query, "frontier", frontier) for row in rows]
+        rows = [row for batch in self._batches(query, "frontier", frontier) for row in batch]
+        return self._hops(rows, "from_uid")
+
+    def _hops(self, rows: list[dict[str, Any]], anchor_field: str) -> list[Hop]:
+        self._load(list(dict.fromkeys(row["uid"] for row in rows)))
+        return [Hop(self.nodes[row[anchor_field]], row["label"], self.nodes[row["uid"]], row)
+                for row in rows]
+
+    def _load(self, uids: list[str]) -> None:
+        """Fetch the rule-relevant properties of the nodes not seen yet (one query a batch)."""
+        for rows in self._batches("get_nodes", "uids", [u for u in uids if u not in self.nodes]):
+            for row in rows:
+                self.node(row)
 
     def final_answers(self) -> list[Node]:
         return [self.node(row) for row in self.rows("find_final_answers", {"task_key": self.key})]
