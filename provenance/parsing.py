@@ -117,3 +117,10 @@ def _strings(node: Any, loc: tuple[int | str, ...]) -> Iterator[tuple[tuple[int 
     elif isinstance(node, list):
         for i, value in enumerate(node):
             yield from _strings(value, (*loc, i))
+
+
+def parse_event(model: type[M], fields: dict[str, Any], task_id: str, kind: str) -> M:
+    """One live event's fields (task_id defaulted) → a record of `model`, checked like a case."""
+    fields.setdefault("task_id", task_id)
+    check_storable_text(fields, task_id, kind)
+    return parse_model(model, fields, task_id, f"{kind}.")

@@ -33,7 +33,7 @@ from provenance.errors import CaseError, TaskConflict
 from provenance.ingest import content_hash, evaluation_props
 from provenance.keys import eval_key, task_key
 from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
-from provenance.parsing import check_storable_text, parse_model
+from provenance.parsing import parse_event
 from provenance.rows import (
     dumps,
     edge_row,
@@ -44,11 +44,10 @@ from provenance.rows import (
     step_row,
 )
 from provenance.store.base import GraphStore
-from provenance.validate import CaseValidator
+from provenance.validate import CaseValidator, check_lifecycle_change
 from provenance.vocab import EdgeLabel
 
 Record = UserInput | MemoryRecord | ExecutionStep
-MUTABLE_MEMORY_FIELDS = frozenset({"status", "last_modified_by", "last_modified_at", "trust_score"})
 ROW_OF = {NodeKind.USER_INPUT: input_row, NodeKind.MEMORY: memory_row, NodeKind.STEP: step_row}
 
 
@@ -161,9 +160,7 @@ class Recorder:
 
     def _record(self, model: type[Any], kind: str, record: Any, fields: dict[str, Any]) -> Any:
         if record is None:
-            fields.setdefault("task_id", self.task_id)
-            check_storable_text(fields, self.task_id, kind)
-            record = parse_model(model, fields, self.task_id, f"{kind}.")
+            record = parse_event(model, fields, self.task_id, kind)
         rid = record_id(record)
         old = self.records.get(rid)
         if old is not None and old == record:
@@ -193,13 +190,7 @@ class Recorder:
                 self._emit_edges(self.records[waiting])
 
     def _update_memory(self, old: MemoryRecord, new: MemoryRecord) -> None:
-        changed = {k for k in MemoryRecord.model_fields if getattr(old, k) != getattr(new, k)}
-        frozen = sorted(changed - MUTABLE_MEMORY_FIELDS)
-        if frozen:
-            raise CaseError(self.task_id, f"memory.{frozen[0]}", new.memory_id,
-                            "cannot change once recorded (only lifecycle fields may)")
-        if "last_modified_by" in changed and new.last_modified_by is not None:
-            self.validator.recheck_memory(new)
+        check_lifecycle_change(self.validator, old, new)
         self.records[new.memory_id] = new
         position = self.order[NodeKind.MEMORY].index(new.memory_id)
         self.rows[NodeKind.MEMORY][new.memory_id] = memory_row(self.key, new, position)

@@ -23,7 +23,7 @@ from typing import Any
 from provenance.edges import NodeKind
 from provenance.errors import CaseError
 from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
-from provenance.parsing import check_storable_text, parse_model
+from provenance.parsing import check_storable_text, parse_event, parse_model
 
 ANY_KIND = frozenset({NodeKind.USER_INPUT, NodeKind.MEMORY, NodeKind.STEP})
 STEP = frozenset({NodeKind.STEP})
@@ -254,6 +254,22 @@ def require_faults(case_task: str, faults: list[str]) -> None:
         raise CaseError(case_task, "diagnosed_faults", None, "empty: there is nothing to repair")
 
 
+MUTABLE_MEMORY_FIELDS = frozenset({"status", "last_modified_by", "last_modified_at",
+                                   "trust_score"})
+
+
+def check_lifecycle_change(validator: CaseValidator, old: MemoryRecord, new: MemoryRecord) -> None:
+    """A memory recorded again (live) may change only its lifecycle fields, as an agent's
+    store does when a later step retires it; its new last_modified_by must resolve."""
+    changed = {k for k in MemoryRecord.model_fields if getattr(old, k) != getattr(new, k)}
+    frozen = sorted(changed - MUTABLE_MEMORY_FIELDS)
+    if frozen:
+        raise CaseError(validator.task_id, f"memory.{frozen[0]}", new.memory_id,
+                        "cannot change once recorded (only lifecycle fields may)")
+    if "last_modified_by" in changed and new.last_modified_by is not None:
+        validator.recheck_memory(new)
+
+
 # -- raw data → a valid case ----------------------------------------------------------------
 
 def parse_case(raw: Any) -> Case:
@@ -269,4 +285,5 @@ def parse_case(raw: Any) -> Case:
     return validate_case(case)
 
 
-__all__ = ["CaseValidator", "check_storable_text", "parse_case", "parse_model", "validate_case"]
+__all__ = ["CaseValidator", "check_lifecycle_change", "check_storable_text", "parse_case",
+           "parse_event", "parse_model", "validate_case"]

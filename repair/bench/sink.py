@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.errors import CaseError
 from provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, ToolSpec, UserInput
-from provenance.parsing import check_storable_text, parse_model
-from provenance.recorder import MUTABLE_MEMORY_FIELDS
-from provenance.validate import CaseValidator
+from provenance.parsing import parse_event
+from provenance.validate import CaseValidator, check_lifecycle_change
 
 
 class CaseSink:
@@ -64,17 +62,7 @@ class CaseSink:
     # -- internals --------------------------------------------------------------------------
 
     def _parse(self, model: type[Any], record: Any, fields: dict[str, Any], kind: str) -> Any:
-        if record is not None:
-            return record
-        fields.setdefault("task_id", self.task_id)
-        check_storable_text(fields, self.task_id, kind)
-        return parse_model(model, fields, self.task_id, f"{kind}.")
+        return record if record is not None else parse_event(model, fields, self.task_id, kind)
 
     def _check_lifecycle_only(self, old: MemoryRecord, new: MemoryRecord) -> None:
-        changed = {k for k in MemoryRecord.model_fields if getattr(old, k) != getattr(new, k)}
-        frozen = sorted(changed - MUTABLE_MEMORY_FIELDS)
-        if frozen:
-            raise CaseError(self.task_id, f"memory.{frozen[0]}", new.memory_id,
-                            "cannot change once recorded (only lifecycle fields may)")
-        if "last_modified_by" in changed and new.last_modified_by is not None:
-            self.validator.recheck_memory(new)
+        check_lifecycle_change(self.validator, old, new)
