@@ -66,6 +66,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
+
 from provenance.edges import derive_edges  # noqa: E402
 from provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
 from provenance.keys import staging_key, task_key  # noqa: E402
@@ -310,26 +312,6 @@ def make_case(task_id: str, *, elements: int | None = None, steps: int | None = 
 
 # -- store instrumentation -------------------------------------------------------------------
 
-class _GraphProbe:
-    """Wraps a falkordb Graph to hand the server's own execution time to the store."""
-
-    def __init__(self, graph: Any, sink: TimedStore):
-        self._graph, self._sink = graph, sink
-
-    def query(self, q: str, params: Any = None, **kw: Any) -> Any:
-        result = self._graph.query(q, params, **kw)
-        self._sink.last_server_ms = result.run_time_ms
-        return result
-
-    def ro_query(self, q: str, params: Any = None, **kw: Any) -> Any:
-        result = self._graph.ro_query(q, params, **kw)
-        self._sink.last_server_ms = result.run_time_ms
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-
 class TimedStore(FalkorDBStore):
     """FalkorDBStore that logs (query name, start, end, server ms) for every `run`."""
 
@@ -337,7 +319,7 @@ class TimedStore(FalkorDBStore):
         super().__init__(*args, **kwargs)
         self.log: list[tuple[str, float, float, float, int]] = []
         self.last_server_ms = 0.0
-        self._graphs = {k: _GraphProbe(g, self) for k, g in self._graphs.items()}
+        self._graphs = {k: GraphProbe(g, self) for k, g in self._graphs.items()}
 
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         self.last_server_ms = 0.0

@@ -70,6 +70,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import redis  # noqa: E402
+from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
 from redis._parsers.hiredis import _HiredisParser  # noqa: E402
 from redis._parsers.resp2 import _RESP2Parser  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
@@ -260,26 +261,6 @@ def case_nodes(case: Case) -> int:
 
 # -- store instrumentation -------------------------------------------------------------------
 
-class _GraphProbe:
-    """Wraps a falkordb Graph to hand the server's own execution time to the store."""
-
-    def __init__(self, graph: Any, sink: TimedStore):
-        self._graph, self._sink = graph, sink
-
-    def query(self, q: str, params: Any = None, **kw: Any) -> Any:
-        result = self._graph.query(q, params, **kw)
-        self._sink.last_server_ms = result.run_time_ms
-        return result
-
-    def ro_query(self, q: str, params: Any = None, **kw: Any) -> Any:
-        result = self._graph.ro_query(q, params, **kw)
-        self._sink.last_server_ms = result.run_time_ms
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-
 class TimedStore(FalkorDBStore):
     """FalkorDBStore logging (query name, client-observed seconds, server ms, rows returned)."""
 
@@ -288,7 +269,7 @@ class TimedStore(FalkorDBStore):
         self.log: list[tuple[str, float, float, int]] = []
         self.capture: list[tuple[str, dict[str, Any]]] | None = None
         self.last_server_ms = 0.0
-        self._graphs = {k: _GraphProbe(g, self) for k, g in self._graphs.items()}
+        self._graphs = {k: GraphProbe(g, self) for k, g in self._graphs.items()}
         if parser is not None:  # RESP parser of this store's connections (bench only)
             pool = self._db.connection.connection_pool
             pool.connection_kwargs["parser_class"] = parser

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provenance.errors import InternalError, TaskNotFound
+from provenance.errors import InternalError
 from provenance.readback import get_task_props
 from provenance.store.base import GraphStore
 from provenance.validate import require_faults
@@ -130,4 +130,4 @@ def check_invariants(plan: RepairPlan, faults: list[str], final: Node | None) ->
         raise InternalError(f"plan for task {plan.task_id!r} violates: {'; '.join(problems)}")
 
 
-__all__ = ["PlanTrace", "RepairPlan", "TaskNotFound", "compute_plan"]
+__all__ = ["PlanTrace", "RepairPlan", "compute_plan"]

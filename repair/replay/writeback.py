@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from provenance.edges import memory_edges, step_edges
+from provenance.ingest import batched
 from provenance.keys import node_uid as _uid
 from provenance.keys import task_key
 from provenance.rows import edge_row, group_node_rows, memory_row, step_row
@@ -23,8 +24,6 @@ from provenance.store.base import GraphStore
 from repair.replay.executor import ReplayResult
 from repair.replay.state import RepairState
 from repair.testhooks import checkpoint
-
-BATCH = 2000
 
 
 def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,
@@ -86,5 +85,5 @@ def _kinds(state: RepairState, result: ReplayResult) -> dict[str, str]:
 
 
 def _batched(store: GraphStore, query: str, rows: list[dict[str, Any]]) -> None:
-    for start in range(0, len(rows), BATCH):
-        store.run(query, {"rows": rows[start:start + BATCH]})
+    for batch in batched(rows):
+        store.run(query, {"rows": batch})

@@ -8,7 +8,7 @@ uids and keys, in batches), so re-running an export converges to the same copy:
 
   1. the target holds another recorded version of the task (another content hash): delete it
   2. merge_task with complete = false      (an interrupted export reads as incomplete)
-  3. nodes, edges, runs, marks, evaluation (batches of BATCH rows)
+  3. nodes, edges, runs, marks, evaluation (batches of provenance.ingest.BATCH_ROWS rows)
   4. prune the target's nodes and runs the source no longer has (a rolled-back repair's)
   5. label_latest_run                      (the Neo4j Browser's disposition labels)
   6. merge_task with the source's completeness
@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from provenance.ingest import batched
 from provenance.keys import eval_key, task_key
 from provenance.readback import get_task_props
 from provenance.rows import group_node_rows
 from provenance.store.base import GraphStore
 from provenance.vocab import RepairEdge
 
-BATCH = 2000
 NOT_COPIED = frozenset({"repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
                         "lock_probe"})
 
@@ -99,10 +99,6 @@ def export_task(source: GraphStore, target: GraphStore, task_id: str) -> ExportR
         labelled_run=labelled[0]["run_id"] if labelled else None)
 
 
-def _batches(rows: list[Any]) -> list[list[Any]]:
-    return [rows[start:start + BATCH] for start in range(0, len(rows), BATCH)]
-
-
 def _clear_other_version(target: GraphStore, snap: Snapshot) -> bool:
     found = target.run("get_task", {"task_key": snap.key})
     if not found or found[0]["props"].get("content_hash") == snap.task.get("content_hash"):
@@ -114,7 +110,7 @@ def _clear_other_version(target: GraphStore, snap: Snapshot) -> bool:
 def _write_nodes(target: GraphStore, snap: Snapshot) -> None:
     rows = [{"uid": n["uid"], "props": n} for n in snap.nodes]
     for query, group in group_node_rows(rows).items():
-        for batch in _batches(group):
+        for batch in batched(group):
             target.run(query, {"rows": batch})
 
 
@@ -122,9 +118,9 @@ def _write_edges(target: GraphStore, snap: Snapshot) -> None:
     replays = [{"src": e["src"], "dst": e["dst"]} for e in snap.edges
                if e["label"] == RepairEdge.REPLAYS]
     others = [e for e in snap.edges if e["label"] != RepairEdge.REPLAYS]
-    for batch in _batches(others):
+    for batch in batched(others):
         target.run("merge_edges", {"rows": batch})
-    for batch in _batches(replays):
+    for batch in batched(replays):
         target.run("merge_replays_edges", {"rows": batch})
 
 
@@ -132,7 +128,7 @@ def _write_runs(target: GraphStore, snap: Snapshot) -> None:
     for run in snap.runs:
         target.run("merge_repair_run", {"run_key": run["run_key"], "task_key": snap.key,
                                         "props": run})
-        for batch in _batches(snap.marks[run["run_key"]]):
+        for batch in batched(snap.marks[run["run_key"]]):
             target.run("merge_run_marks", {"run_key": run["run_key"], "rows": batch})
 
 
@@ -149,7 +145,7 @@ def _prune(target: GraphStore, snap: Snapshot) -> tuple[int, int]:
     keep_nodes = {n["uid"] for n in snap.nodes}
     there = {row["uid"] for row in target.run("list_task_uids", {"task_key": snap.key})}
     gone_nodes = sorted(there - keep_nodes)
-    for batch in _batches(gone_nodes):
+    for batch in batched(gone_nodes):
         target.run("delete_nodes", {"uids": batch})
     keep_runs = {run["run_key"] for run in snap.runs}
     runs_there = {row["props"]["run_key"] for row in target.run("list_runs",
