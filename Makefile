@@ -33,13 +33,16 @@ demo: install
 
 lint-cypher: install $(LINTDIR)/node_modules/.installed-stamp
 	@mkdir -p build
-	$(BIN)/python -m provenance.vocab > build/cypher-vocab.json
+	$(BIN)/python -m provrepair.provenance.vocab > build/cypher-vocab.json
 	node $(LINTDIR)/lint.mjs --vocab build/cypher-vocab.json cypher
 
 lint: install
 	$(BIN)/ruff check .
 
+# mypy reads the package through a symlink named provrepair (it cannot follow the editable
+# install's import hook; see pyproject.toml).
 typecheck: install
+	@mkdir -p build/typecheck && ln -sfn ../.. build/typecheck/provrepair
 	$(BIN)/mypy
 
 # Headless Chromium for the view tests (Debian's package); without it they skip, saying why.

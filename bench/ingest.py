@@ -68,18 +68,18 @@ if str(REPO) not in sys.path:
 
 from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
 
-from provenance.edges import derive_edges  # noqa: E402
-from provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
-from provenance.keys import staging_key, task_key  # noqa: E402
-from provenance.models import FORMAT, Case, ToolSpec  # noqa: E402
-from provenance.recorder import Recorder  # noqa: E402
-from provenance.rows import edge_row  # noqa: E402
-from provenance.store.base import GraphStore, Row  # noqa: E402
-from provenance.store.embedded import EmbeddedServer  # noqa: E402
-from provenance.store.falkordb import FalkorDBStore  # noqa: E402
-from provenance.store.queries import Query, load_registry  # noqa: E402
-from provenance.validate import check_storable_text, parse_case, validate_case  # noqa: E402
-from provenance.vocab import STEP_LABEL, StepType  # noqa: E402
+from provrepair.provenance.edges import derive_edges  # noqa: E402
+from provrepair.provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
+from provrepair.provenance.keys import staging_key, task_key  # noqa: E402
+from provrepair.provenance.models import FORMAT, Case, ToolSpec  # noqa: E402
+from provrepair.provenance.recorder import Recorder  # noqa: E402
+from provrepair.provenance.rows import edge_row  # noqa: E402
+from provrepair.provenance.store.base import GraphStore, Row  # noqa: E402
+from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
+from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
+from provrepair.provenance.store.queries import Query, load_registry  # noqa: E402
+from provrepair.provenance.validate import check_storable_text, parse_case, validate_case  # noqa: E402
+from provrepair.provenance.vocab import STEP_LABEL, StepType  # noqa: E402
 
 WRITE_QUERIES = ("merge_user_inputs", "merge_memories", "merge_edges",
                  *(f"merge_step_{t.value}" for t in StepType))

@@ -21,7 +21,7 @@ before the seed and interleaved between the layers (CHAIN links everything in tr
 W is chosen so that the affected set A0 has ≈ R nodes at depth L = 10 (L = 1 for R ≤ 30);
 the real |A0| is reported.
 
-Filler: copies of four `tests.strategies.random_case` templates (≈400 nodes each) under
+Filler: copies of four `provrepair.repair.bench.random_cases.random_case` templates (≈400 nodes each) under
 distinct task ids, rows of many tasks per 2,000-row batch, written by bench-only CREATE
 statements (`fast_statements`) that are first checked to produce exactly the graph the
 product's batch queries produce (`Filler.check`), until the store holds the stage's count.
@@ -29,7 +29,7 @@ product's batch queries produce (`Filler.check`), until the store holds the stag
 Per store size × target: `compute_plan` wall time (first run reported apart as warm-up,
 then `--reps` runs), its statements (round trips), their client-observed time and the
 server's own execution time (falkordb `run_time_ms`), rows returned; `plan_in_memory`
-(tests/reference_planner.py) on the same `Case` object, interleaved rep by rep with the
+(repair/plan/reference.py) on the same `Case` object, interleaved rep by rep with the
 store planner; both plans must agree on every field (checked here, never in a test).
 
 Diagnostics on the largest store: compute_plan through the product's default (pure-Python)
@@ -75,20 +75,20 @@ from redis._parsers.hiredis import _HiredisParser  # noqa: E402
 from redis._parsers.resp2 import _RESP2Parser  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
-from provenance.edges import derive_edges  # noqa: E402
-from provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
-from provenance.keys import task_key  # noqa: E402
-from provenance.models import FORMAT, Case  # noqa: E402
-from provenance.rows import edge_row, task_props  # noqa: E402
-from provenance.store.base import Row, plain  # noqa: E402
-from provenance.store.embedded import EmbeddedServer  # noqa: E402
-from provenance.store.falkordb import FalkorDBStore  # noqa: E402
-from provenance.validate import validate_case  # noqa: E402
-from provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType  # noqa: E402
-from repair.plan import compute_plan  # noqa: E402
-from repair.plan.graph import GraphView  # noqa: E402
-from tests.reference_planner import E_PROP, plan_in_memory  # noqa: E402
-from tests.strategies import random_case  # noqa: E402
+from provrepair.provenance.edges import derive_edges  # noqa: E402
+from provrepair.provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
+from provrepair.provenance.keys import task_key  # noqa: E402
+from provrepair.provenance.models import FORMAT, Case  # noqa: E402
+from provrepair.provenance.rows import edge_row, task_props  # noqa: E402
+from provrepair.provenance.store.base import Row, plain  # noqa: E402
+from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
+from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
+from provrepair.provenance.validate import validate_case  # noqa: E402
+from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType  # noqa: E402
+from provrepair.repair.bench.random_cases import random_case  # noqa: E402
+from provrepair.repair.plan import compute_plan  # noqa: E402
+from provrepair.repair.plan.graph import GraphView  # noqa: E402
+from provrepair.repair.plan.reference import E_PROP, plan_in_memory  # noqa: E402
 
 GRAPH = "bench_plan"
 DEPTH = 10

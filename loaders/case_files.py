@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from provenance.errors import CaseError, InputError
-from provenance.models import Case
-from provenance.validate import parse_case
+from provrepair.provenance.errors import CaseError, InputError
+from provrepair.provenance.models import Case
+from provrepair.provenance.validate import parse_case
 
 DEFAULT_MAX_CASE_BYTES = 32 * 1024 * 1024
 

@@ -7,7 +7,7 @@
     {"kind": "faults", "task_id": "t1", "diagnosed_faults": ["m1"]}
     {"kind": "end", "task_id": "t1"}
 
-The record fields are those of case-format.md; `task` (optional, before the task's first
+The record fields are those of docs/case-format.md; `task` (optional, before the task's first
 record) and `end` (closes a task) are stream extensions. Several tasks may interleave; each
 gets its own `Recorder`, so events are validated and written exactly as the live API does.
 A bad line stops the stream with an error naming the line; what was flushed before it stays
@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from provenance.errors import CaseError, InputError, UserError
-from provenance.models import ToolSpec
-from provenance.parsing import parse_model
-from provenance.recorder import Recorder
-from provenance.store.base import GraphStore
+from provrepair.provenance.errors import CaseError, InputError, UserError
+from provrepair.provenance.models import ToolSpec
+from provrepair.provenance.parsing import parse_model
+from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.store.base import GraphStore
 
 RECORD_KINDS = ("user_input", "memory", "step")
 

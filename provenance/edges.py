@@ -1,4 +1,4 @@
-"""Typed edges derived from the case fields (case-format.md, 'Edges derived from the fields').
+"""Typed edges derived from the case fields (docs/case-format.md, 'Edges derived from the fields').
 
 Pure functions, no database. `derive_edges(case)` is the whole-case form; the per-record
 functions are what the live recorder uses, so both paths derive edges the same way.
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
-from provenance.vocab import INVALIDATION_EDGE, EdgeLabel
+from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.vocab import INVALIDATION_EDGE, EdgeLabel
 
 
 class NodeKind:

@@ -4,7 +4,7 @@
     ├── UserError                     the user can fix it; the CLI prints `Type: message`, exit 2
     │   ├── InputError                a file or stream cannot be read as cases/events
     │   │                             (not UTF-8, truncated JSON, empty, oversized line)
-    │   ├── CaseError                 a case breaks a rule of case-format.md; names task, field, id
+    │   ├── CaseError                 a case breaks a rule of docs/case-format.md; names task, field, id
     │   ├── TaskNotFound              no task with that id in the store
     │   ├── TaskConflict              the task exists with other content (use --replace), or
     │   │                             is being written by another process
@@ -34,7 +34,7 @@ class InputError(UserError):
 
 
 class CaseError(UserError):
-    """A case (or a live event) breaks a rule of case-format.md."""
+    """A case (or a live event) breaks a rule of docs/case-format.md."""
 
     def __init__(self, task_id: str | None, field: str, offending_id: str | None, problem: str):
         self.task_id = task_id

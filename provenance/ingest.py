@@ -14,21 +14,31 @@ Re-ingesting an identical case is a no-op: the content hash matches and nothing 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from provenance.edges import Edge, derive_edges
-from provenance.errors import InternalError, TaskConflict
-from provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
-from provenance.models import Case
-from provenance.rows import dumps, edge_row, group_node_rows, input_row, memory_row, step_row, task_props
-from provenance.store.base import GraphStore
+from provrepair.provenance.edges import Edge, derive_edges
+from provrepair.provenance.errors import InternalError, TaskConflict
+from provrepair.provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
+from provrepair.provenance.models import Case
+from provrepair.provenance.progress import NO_PROGRESS, Progress
+from provrepair.provenance.rows import (
+    dumps,
+    edge_row,
+    group_node_rows,
+    input_row,
+    memory_row,
+    step_row,
+    task_props,
+)
+from provrepair.provenance.store.base import GraphStore
 
-BATCH_ROWS = 2000  # 1k-5k rows a batch measured fastest on FalkorDB (notes/falkordb.md)
-Progress = Callable[[int], None]
+BATCH_ROWS = 2000  # 1k-5k rows a batch measured fastest on FalkorDB (docs/engines.md)
 
 
 @dataclass(frozen=True)
@@ -66,17 +76,17 @@ def evaluation_props(case: Case) -> dict[str, Any]:
 
 
 def ingest_cases(store: GraphStore, cases: list[Case], *, replace: bool = False,
-                 progress: Progress | None = None,
-                 on_total: Callable[[int], None] | None = None) -> list[IngestResult]:
+                 progress: Progress = NO_PROGRESS) -> list[IngestResult]:
     """Store several cases; every conflict is found before anything is written.
-    `on_total` is told the number of nodes + edges to write (a progress bar's length)."""
+    `progress` counts nodes + edges written."""
     for case in cases:
         _stored_state(store, case, replace)
     edges = [derive_edges(case) for case in cases]
-    if on_total is not None:
-        on_total(sum(_nodes(c) + len(e) for c, e in zip(cases, edges, strict=True)))
-    return [ingest_case(store, case, replace=replace, progress=progress, edges=e)
-            for case, e in zip(cases, edges, strict=True)]
+    progress.start("ingesting", sum(_nodes(c) + len(e) for c, e in zip(cases, edges, strict=True)))
+    results = [ingest_case(store, case, replace=replace, progress=progress, edges=e)
+               for case, e in zip(cases, edges, strict=True)]
+    progress.finish()
+    return results
 
 
 def _nodes(case: Case) -> int:
@@ -97,7 +107,7 @@ def _stored_state(store: GraphStore, case: Case, replace: bool) -> str:
 
 
 def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
-                progress: Progress | None = None, edges: list[Edge] | None = None) -> IngestResult:
+                progress: Progress = NO_PROGRESS, edges: list[Edge] | None = None) -> IngestResult:
     """Store one validated case (its `edges` derived here unless given); see the module
     docstring for the crash argument."""
     state = _stored_state(store, case, replace)
@@ -113,10 +123,10 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
                              "props": task_props(case, digest, complete=False)})
     for name, rows in node_statements(staged, case):
         store.run(name, {"rows": rows})
-        _tick(progress, len(rows))
+        progress.advance(len(rows))
     for rows in batched([edge_row(staged, e) for e in edges]):
         store.run("merge_edges", {"rows": rows})
-        _tick(progress, len(rows))
+        progress.advance(len(rows))
     keep = eval_key(case.task_id, digest)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
@@ -126,9 +136,17 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
     return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
 
 
-def _tick(progress: Progress | None, count: int) -> None:
-    if progress is not None:
-        progress(count)
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around bulk work (measured: it tripled the Python
+    time of a 1M-element ingest, BENCHMARKS.md); reference counting still frees memory."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def list_tasks(store: GraphStore) -> list[dict[str, Any]]:

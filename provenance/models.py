@@ -1,4 +1,4 @@
-"""The case format (`provrepair.case/1`, case-format.md) as pydantic models: pure data.
+"""The case format (`provrepair.case/1`, docs/case-format.md) as pydantic models: pure data.
 
 These models are the single definition of the format; `provrepair schema` exports their JSON
 Schema. Types are strict where the spec rejects coercion (a float or boolean timestamp, a
@@ -21,7 +21,7 @@ from pydantic import (
     field_validator,
 )
 
-from provenance.vocab import FaultType, MemorySource, MemoryStatus, StepStatus, StepType
+from provrepair.provenance.vocab import FaultType, MemorySource, MemoryStatus, StepStatus, StepType
 
 FORMAT = "provrepair.case/1"
 

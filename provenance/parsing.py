@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from provenance.errors import CaseError
+from provrepair.provenance.errors import CaseError
 
 ID_FIELDS = ("input_id", "memory_id", "step_id")
 M = TypeVar("M", bound=BaseModel)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from provenance.edges import NodeKind
-from provenance.errors import TaskNotFound
-from provenance.keys import eval_key, task_key
-from provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, UserInput
-from provenance.rows import record_from_props, tools_from_props
-from provenance.store.base import GraphStore
-from provenance.vocab import FaultType
+from provrepair.provenance.edges import NodeKind
+from provrepair.provenance.errors import TaskNotFound
+from provrepair.provenance.keys import eval_key, task_key
+from provrepair.provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.rows import record_from_props, tools_from_props
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import FaultType
 
 
 def get_task_props(store: GraphStore, task_id: str) -> dict[str, Any]:

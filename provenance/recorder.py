@@ -7,7 +7,7 @@
         rec.faults(["m1"])            # when a detector names faulty memories
     # leaving the block validates what was pending and marks the task complete
 
-Each event is validated at once against the rules of case-format.md (the same
+Each event is validated at once against the rules of docs/case-format.md (the same
 `CaseValidator` the file ingest uses); a bad event raises `CaseError` and is not written.
 References to records not yet seen (`next_step_ids`, a memory produced by this step) wait
 and must resolve by `close()`. Nodes and their derived edges are written in small batches
@@ -28,13 +28,13 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
-from provenance.errors import CaseError, TaskConflict
-from provenance.ingest import content_hash, evaluation_props
-from provenance.keys import eval_key, task_key
-from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
-from provenance.parsing import parse_event
-from provenance.rows import (
+from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
+from provrepair.provenance.errors import CaseError, TaskConflict
+from provrepair.provenance.ingest import content_hash, evaluation_props
+from provrepair.provenance.keys import eval_key, task_key
+from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provrepair.provenance.parsing import parse_event
+from provrepair.provenance.rows import (
     dumps,
     edge_row,
     group_node_rows,
@@ -43,9 +43,9 @@ from provenance.rows import (
     record_from_props,
     step_row,
 )
-from provenance.store.base import GraphStore
-from provenance.validate import CaseValidator, check_lifecycle_change
-from provenance.vocab import EdgeLabel
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import CaseValidator, check_lifecycle_change
+from provrepair.provenance.vocab import EdgeLabel
 
 Record = UserInput | MemoryRecord | ExecutionStep
 ROW_OF = {NodeKind.USER_INPUT: input_row, NodeKind.MEMORY: memory_row, NodeKind.STEP: step_row}
@@ -106,7 +106,7 @@ class Recorder:
         return result
 
     def faults(self, memory_ids: list[str]) -> None:
-        """Set the diagnosed faulty memories (the set F of repair-semantics.md)."""
+        """Set the diagnosed faulty memories (the set F of docs/method.md)."""
         self.validator.add_faults(memory_ids)
         self.task["diagnosed_faults"] = list(dict.fromkeys(memory_ids))
         self.task_dirty = True

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from provenance.edges import Edge, NodeKind
-from provenance.keys import node_uid
-from provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provrepair.provenance.edges import Edge, NodeKind
+from provrepair.provenance.keys import node_uid
+from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
 
 JSON_FIELDS = ("tool_args", "facts", "derivation")
 

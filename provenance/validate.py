@@ -1,4 +1,4 @@
-"""The 'Rejected input' rules of case-format.md, applied whole-case or one record at a time.
+"""The 'Rejected input' rules of docs/case-format.md, applied whole-case or one record at a time.
 
 `parse_case` turns raw JSON data into a `Case` (pydantic errors mapped to `CaseError`), then
 `validate_case` runs the cross-record rules through `CaseValidator`, the same object the live
@@ -20,10 +20,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from provenance.edges import NodeKind
-from provenance.errors import CaseError
-from provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
-from provenance.parsing import check_storable_text, parse_event, parse_model
+from provrepair.provenance.edges import NodeKind
+from provrepair.provenance.errors import CaseError
+from provrepair.provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.parsing import check_storable_text, parse_event, parse_model
 
 ANY_KIND = frozenset({NodeKind.USER_INPUT, NodeKind.MEMORY, NodeKind.STEP})
 STEP = frozenset({NodeKind.STEP})
@@ -249,7 +249,7 @@ def validate_case(case: Case) -> Case:
 
 
 def require_faults(case_task: str, faults: list[str]) -> None:
-    """Repairing needs a non-empty F (repair-semantics.md §4)."""
+    """Repairing needs a non-empty F (docs/method.md §4)."""
     if not faults:
         raise CaseError(case_task, "diagnosed_faults", None, "empty: there is nothing to repair")
 

@@ -1,7 +1,7 @@
 """The one vocabulary: enums of the case format and of the graph (labels, relationship types).
 
 Cypher files may use only the labels and relationship types named here; the Cypher linter is
-fed this vocabulary (`python -m provenance.vocab`) so a typo such as `:Stpe` fails CI.
+fed this vocabulary (`python -m provrepair.provenance.vocab`) so a typo such as `:Stpe` fails CI.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class FaultType(StrEnum):
 
 
 class EdgeLabel(StrEnum):
-    """Relationship types of the provenance graph (case-format.md, 'Edges')."""
+    """Relationship types of the provenance graph (docs/case-format.md, 'Edges')."""
 
     CHAIN = "CHAIN"
     CITE = "CITE"
@@ -71,7 +71,7 @@ class EdgeLabel(StrEnum):
     INITIATE = "INITIATE"
 
 
-# Edges that carry a `sufficient` property (case-format.md edge table).
+# Edges that carry a `sufficient` property (docs/case-format.md edge table).
 SUFFICIENCY_EDGES = frozenset(
     {EdgeLabel.CITE, EdgeLabel.SUPPORT, EdgeLabel.SUPERSEDE, EdgeLabel.DERIVE}
 )

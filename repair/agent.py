@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
-from provenance.vocab import MemorySource, MemoryStatus, StepType
-from repair.reasoners.base import Reasoner, StepOutput, StepRequest
-from repair.replay.derive import Context, DomainFunction, visible_facts
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
+from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
+from provrepair.repair.derive import Context, DomainFunction, visible_facts
+from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
+from provrepair.repair.tools.registry import ToolRegistry
 
 WORD = re.compile(r"[a-z0-9]+")
 Tamper = Callable[[ExecutionStep, StepOutput], StepOutput]

@@ -13,10 +13,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from provenance.errors import TaskConflict
-from provenance.keys import task_key
-from provenance.readback import get_task_props
-from provenance.store.base import GraphStore
+from provrepair.provenance.errors import TaskConflict
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.store.base import GraphStore
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""The paper's metrics (App. E; repair-semantics.md "Metrics"; docs/paper-notes.md §6), as
+"""The paper's metrics (App. E; docs/method.md "Metrics"; docs/paper-notes.md §6), as
 pure functions over a case WITH its evaluation block and what the repair left behind.
 
 Per case (`case_metrics`), raw counts, so any slice aggregates them again:
@@ -35,8 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from provenance.models import Case, Evaluation
-from provenance.vocab import StepType
+from provrepair.provenance.models import Case, Evaluation
+from provrepair.provenance.vocab import StepType
 
 ACTIVE = "active"
 Ratio = tuple[int, int]

@@ -12,11 +12,11 @@ import secrets
 import time
 from typing import Any
 
-from provenance.keys import task_key
-from provenance.store.base import GraphStore
-from provenance.vocab import RunMark
-from repair.plan.graph import GraphView
-from repair.plan.model import RepairPlan
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import RunMark
+from provrepair.repair.plan.graph import GraphView
+from provrepair.repair.plan.model import RepairPlan
 
 MARK_BATCH = 2000
 

@@ -14,20 +14,20 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provenance.keys import task_key
-from provenance.readback import read_case
-from provenance.store.base import GraphStore
-from repair.lock import repair_lock
-from repair.methods import Method, MethodContext, get_method
-from repair.plan.model import RepairPlan
-from repair.reasoners.base import Reasoner
-from repair.replay.executor import Executor, ReplayResult
-from repair.replay.state import RepairState
-from repair.replay.writeback import commit, write_new_nodes
-from repair.runs import latest_run, new_run_id, record_plan_run, run_key
-from repair.testhooks import checkpoint
-from repair.tools.packs import domain_functions, domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.lock import repair_lock
+from provrepair.repair.methods import Method, MethodContext, get_method
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.base import Reasoner
+from provrepair.repair.replay.executor import Executor, ReplayResult
+from provrepair.repair.replay.state import RepairState
+from provrepair.repair.replay.writeback import commit, write_new_nodes
+from provrepair.repair.runs import latest_run, new_run_id, record_plan_run, run_key
+from provrepair.repair.testhooks import checkpoint
+from provrepair.repair.tools.packs import domain_functions, domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 METHOD = "dependency_guided"
 

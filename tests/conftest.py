@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from provenance.store.base import GraphStore
-from provenance.store.embedded import EmbeddedServer, ServerInfo
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -47,7 +47,7 @@ def graph_name() -> str:
 
 @pytest.fixture
 def falkordb_store(server: ServerInfo, server_home: Path, graph_name: str) -> Iterator[GraphStore]:
-    from provenance.store.falkordb import FalkorDBStore
+    from provrepair.provenance.store.falkordb import FalkorDBStore
 
     store = FalkorDBStore(server.host, server.port, EmbeddedServer(server_home).password(),
                           graph=graph_name, vault_graph=f"{graph_name}_vault")
@@ -79,7 +79,7 @@ def docker_unavailable_reason() -> str | None:
 
 @pytest.fixture
 def neo4j_store(neo4j_container: Any) -> Iterator[GraphStore]:
-    from provenance.store.neo4j import Neo4jStore
+    from provrepair.provenance.store.neo4j import Neo4jStore
 
     store = Neo4jStore(neo4j_container.get_connection_url(), neo4j_container.username,
                        neo4j_container.password)

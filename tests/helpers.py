@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from provenance.models import Case
-from provenance.validate import parse_case
+from provrepair.provenance.models import Case
+from provrepair.provenance.validate import parse_case
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "shopping_poisoned_price.json"
 

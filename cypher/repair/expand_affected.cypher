@@ -2,7 +2,7 @@
 // mode: read
 // params: frontier
 // Nodes written by repair runs (origin_run set) are not recorded provenance: never entered.
-// One hop of Reach_m (repair-semantics.md §2): forward over the propagation labels (E_prop:
+// One hop of Reach_m (docs/method.md §2): forward over the propagation labels (E_prop:
 // CHAIN never propagates), entering w only if ts(w) >= t_r of the fault being traced.
 // frontier: [{uid, tr}]. The filter sits after WITH DISTINCT so FalkorDB starts from the
 // anchored frontier node, not from the far side.

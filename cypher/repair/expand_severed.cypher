@@ -1,7 +1,7 @@
 // name: expand_severed
 // mode: read
 // params: uids
-// One hop forward in the severed graph G⁻ (repair-semantics.md §4): propagation labels only.
+// One hop forward in the severed graph G⁻ (docs/method.md §4): propagation labels only.
 // The planner drops removed memories (deleted or quarantined) from the frontier itself, so
 // paths never pass through them; answer relevance is then read off the hops it collected.
 UNWIND $uids AS u

@@ -1,7 +1,7 @@
 // name: list_support_predecessors
 // mode: read
 // params: uids
-// Pred_sup(v) of each candidate (repair-semantics.md §3): nodes p with a SUPPORT, CITE, DERIVE
+// Pred_sup(v) of each candidate (docs/method.md §3): nodes p with a SUPPORT, CITE, DERIVE
 // or SUPERSEDE edge into v, with the edge's sufficient flag and what Admissible(p) reads.
 // Insufficient edges are returned too (flagged): a memory is checkable only if it has a
 // DERIVE predecessor at all, and --explain names the evidence that did not count.

@@ -1,7 +1,7 @@
 // name: resolve_seeds
 // mode: read
 // params: uids
-// Seed candidates of each diagnosed fault m (repair-semantics.md §1), one row each:
+// Seed candidates of each diagnosed fault m (docs/method.md §1), one row each:
 //   failed_mutation  a delete/update/consolidate step m -[DELETE|UPDATE|CONSOLIDATE]-> s
 //                    while m is still active (the lifecycle operation did not take effect)
 //   producer         the step s -[PRODUCE]-> m

@@ -16,8 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from provenance.errors import InternalError
-from provenance.store.queries import Query, QueryRegistry, load_registry
+from provrepair.provenance.errors import InternalError
+from provrepair.provenance.store.queries import Query, QueryRegistry, load_registry
 
 Row = dict[str, Any]
 Statement = tuple[str, Mapping[str, Any]]

@@ -1,4 +1,5 @@
-"""Which store a command talks to, from the environment.
+"""Which store a command talks to: `connect(uri, credentials)` for any URI, and
+`open_store()` for the one the environment configures.
 
     PROVREPAIR_URI        unset: the embedded FalkorDB of PROVREPAIR_HOME, started on demand
                           bolt://, bolt+s://, bolt+ssc://, neo4j://, neo4j+s://, neo4j+ssc://
@@ -10,67 +11,124 @@
     PROVREPAIR_VAULT_DATABASE  Neo4j database for evaluation-only data (default: the same)
     PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
                           so several independent stores can share one server
+
+Credentials never travel in a URI (URIs are echoed in messages); they come from the
+variables a `Credentials` names, so an error can say which variable to set.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-from provenance.errors import ConfigError
-from provenance.store.base import GraphStore
-from provenance.store.embedded import EmbeddedServer, ServerInfo
+from provrepair.provenance.errors import ConfigError, ProvrepairError, map_driver_error
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
 
 NEO4J_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+DEFAULT_GRAPH = "provrepair"
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A user and password read from two environment variables (named in errors)."""
+
+    user_var: str
+    password_var: str
+
+    @property
+    def user(self) -> str:
+        return os.environ.get(self.user_var) or "neo4j"
+
+    @property
+    def password(self) -> str | None:
+        return os.environ.get(self.password_var) or None
+
+
+STORE_CREDENTIALS = Credentials("PROVREPAIR_USER", "PROVREPAIR_PASSWORD")
+# the target of `provrepair export --to URI` (user default neo4j; password required for Neo4j)
+EXPORT_CREDENTIALS = Credentials("PROVREPAIR_EXPORT_USER", "PROVREPAIR_EXPORT_PASSWORD")
+
+
+def connect(uri: str, credentials: Credentials, *, database: str = "neo4j",
+            vault_database: str | None = None, graph: str = DEFAULT_GRAPH) -> GraphStore:
+    """Open the store at `uri` (Neo4j or an external FalkorDB) with its indexes ready."""
+    parts = urlsplit(uri)
+    if parts.username or parts.password:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise ConfigError(f"{shown!r} must not hold credentials (the URI is shown in messages); "
+                          f"set {credentials.user_var} and {credentials.password_var} instead")
+    try:
+        store = _open_uri(uri, credentials, database, vault_database, graph)
+    except ProvrepairError:
+        raise
+    except Exception as exc:  # a malformed URI the driver refuses, and the like
+        raise map_driver_error(exc, f"connect to {uri}") from exc
+    return _with_schema(store)
+
+
+def _open_uri(uri: str, credentials: Credentials, database: str, vault_database: str | None,
+              graph: str) -> GraphStore:
+    parts = urlsplit(uri)
+    if parts.scheme in NEO4J_SCHEMES:
+        from provrepair.provenance.store.neo4j import Neo4jStore
+
+        if credentials.password is None:
+            raise ConfigError(f"{credentials.password_var} is required for Neo4j ({uri})")
+        return Neo4jStore(uri, credentials.user, credentials.password, database=database,
+                          vault_database=vault_database)
+    if parts.scheme == "falkordb":
+        from provrepair.provenance.store.falkordb import FalkorDBStore
+
+        try:
+            host, port = parts.hostname, parts.port
+        except ValueError:  # a port out of range or not a number
+            host, port = None, None
+        if not host or not port:
+            raise ConfigError(f"{uri!r}: expected falkordb://HOST:PORT")
+        return FalkorDBStore(host, port, credentials.password, graph=graph,
+                             vault_graph=f"{graph}_vault")
+    raise ConfigError(f"URI scheme {parts.scheme!r} of {uri!r} is not supported; use one of "
+                      f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
+
+
+def _with_schema(store: GraphStore) -> GraphStore:
+    try:
+        store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def open_store(home: Path | None = None,
                on_start: Callable[[ServerInfo], None] | None = None) -> GraphStore:
     """Open the configured store; start the embedded one if needed (`on_start` is told)."""
     uri = os.environ.get("PROVREPAIR_URI", "").strip()
-    store = _open_uri(uri) if uri else _open_embedded(home, on_start)
-    store.ensure_schema()
-    return store
-
-
-def _open_uri(uri: str) -> GraphStore:
-    parts = urlsplit(uri)
-    if parts.username or parts.password:
-        raise ConfigError("PROVREPAIR_URI must not hold credentials; "
-                          "set PROVREPAIR_USER and PROVREPAIR_PASSWORD instead")
-    password = os.environ.get("PROVREPAIR_PASSWORD")
-    if parts.scheme in NEO4J_SCHEMES:
-        from provenance.store.neo4j import Neo4jStore
-
-        if not password:
-            raise ConfigError("PROVREPAIR_PASSWORD is required for a Neo4j PROVREPAIR_URI")
-        return Neo4jStore(uri, os.environ.get("PROVREPAIR_USER", "neo4j"), password,
-                          database=os.environ.get("PROVREPAIR_DATABASE", "neo4j"),
-                          vault_database=os.environ.get("PROVREPAIR_VAULT_DATABASE"))
-    if parts.scheme == "falkordb":
-        from provenance.store.falkordb import FalkorDBStore
-
-        if not parts.hostname or not parts.port:
-            raise ConfigError(f"PROVREPAIR_URI {uri!r}: expected falkordb://HOST:PORT")
-        return FalkorDBStore(parts.hostname, parts.port, password, **_graph_names())
-    raise ConfigError(f"PROVREPAIR_URI scheme {parts.scheme!r} is not supported; use one of "
-                      f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
+    if uri:
+        return connect(uri, STORE_CREDENTIALS,
+                       database=os.environ.get("PROVREPAIR_DATABASE", "neo4j"),
+                       vault_database=os.environ.get("PROVREPAIR_VAULT_DATABASE"),
+                       graph=graph_name())
+    return _with_schema(_open_embedded(home, on_start))
 
 
 def _open_embedded(home: Path | None,
                    on_start: Callable[[ServerInfo], None] | None) -> GraphStore:
-    from provenance.store.falkordb import FalkorDBStore
+    from provrepair.provenance.store.falkordb import FalkorDBStore
 
     server = EmbeddedServer(home)
     info, started = server.start()
     if started and on_start is not None:
         on_start(info)
-    return FalkorDBStore(info.host, info.port, server.password(), **_graph_names())
+    graph = graph_name()
+    return FalkorDBStore(info.host, info.port, server.password(), graph=graph,
+                         vault_graph=f"{graph}_vault")
 
 
-def _graph_names() -> dict[str, Any]:
-    graph = os.environ.get("PROVREPAIR_GRAPH", "").strip() or "provrepair"
-    return {"graph": graph, "vault_graph": f"{graph}_vault"}
+def graph_name() -> str:
+    """PROVREPAIR_GRAPH, or the default graph name."""
+    return os.environ.get("PROVREPAIR_GRAPH", "").strip() or DEFAULT_GRAPH

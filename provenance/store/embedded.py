@@ -31,7 +31,7 @@ from pathlib import Path
 
 import redis
 
-from provenance.errors import StoreUnavailable
+from provrepair.provenance.errors import StoreUnavailable
 
 START_TIMEOUT_S = 60.0
 

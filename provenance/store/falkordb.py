@@ -1,7 +1,7 @@
 """FalkorDB through its native client (Redis protocol), never its Bolt endpoint.
 
 Why not Bolt: over Bolt, FalkorDB crashed on parameters above ~4 KB, hung clients after a
-connection closed and lost every error text (shared/notes/falkordb.md). The native client
+connection closed and lost every error text (docs/engines.md). The native client
 sends parameters in a `CYPHER k=v ...` header: strings are double-quoted with `\\` and `"`
 escaped, and the server's parser reads no other escape, so a value can never end the
 literal early (tests/integration/test_injection.py proves it with hostile values). NUL is
@@ -15,9 +15,9 @@ from typing import Any
 
 from falkordb import FalkorDB
 
-from provenance.errors import ProvrepairError, map_driver_error
-from provenance.store.base import GraphStore, Row, plain
-from provenance.store.queries import Query, QueryRegistry
+from provrepair.provenance.errors import ProvrepairError, map_driver_error
+from provrepair.provenance.store.base import GraphStore, Row, plain
+from provrepair.provenance.store.queries import Query, QueryRegistry
 
 GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair

@@ -13,9 +13,9 @@ from typing import Any
 
 import neo4j
 
-from provenance.errors import ProvrepairError, map_driver_error
-from provenance.store.base import GraphStore, Row, Statement, plain
-from provenance.store.queries import Query, QueryRegistry
+from provrepair.provenance.errors import ProvrepairError, map_driver_error
+from provrepair.provenance.store.base import GraphStore, Row, Statement, plain
+from provrepair.provenance.store.queries import Query, QueryRegistry
 
 
 class Neo4jStore(GraphStore):

@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from importlib.abc import Traversable
 
-from provenance.errors import QueryFileError
+from provrepair.provenance.errors import QueryFileError
 
 HEADER = re.compile(r"^//\s*(name|mode|params)\s*:(.*)$")
 PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -99,11 +99,11 @@ def _walk(folder: Traversable, prefix: str) -> list[tuple[str, Traversable]]:
 
 
 @cache
-def load_registry(package: str = "cypher") -> QueryRegistry:
+def load_registry(package: str = "provrepair.cypher") -> QueryRegistry:
     """Load and check every query file once per process."""
     queries: dict[str, Query] = {}
     schema: dict[str, list[Query]] = {engine: [] for engine in ENGINES}
-    for rel, entry in _walk(resources.files(package), package):
+    for rel, entry in _walk(resources.files(package), package.rsplit(".", 1)[-1]):
         parts = rel.split("/")
         target = "vault" if parts[1] == "vault" else "graph"
         query = parse_query(entry.read_text(encoding="utf-8"), rel, target)

@@ -12,17 +12,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from provenance.errors import InternalError
-from provenance.models import Case
-from provenance.validate import validate_case
-from provenance.vocab import FaultType, StepType
-from repair.bench import labels
-from repair.bench.domains import BUILDERS
-from repair.bench.domains.common import fillers
-from repair.bench.inject import Fault, candidates, injection
-from repair.bench.quotas import Slot
-from repair.bench.runtime import Run, run_session
-from repair.bench.scripts import Seed, Session
+from provrepair.provenance.errors import InternalError
+from provrepair.provenance.models import Case
+from provrepair.provenance.validate import validate_case
+from provrepair.provenance.vocab import FaultType, StepType
+from provrepair.repair.bench import labels
+from provrepair.repair.bench.domains import BUILDERS
+from provrepair.repair.bench.domains.common import fillers
+from provrepair.repair.bench.inject import Fault, candidates, injection
+from provrepair.repair.bench.quotas import Slot
+from provrepair.repair.bench.runtime import Run, run_session
+from provrepair.repair.bench.scripts import Seed, Session
 
 ATTEMPTS = 60
 KINDS = list(FaultType)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from provenance.ingest import content_hash
-from provenance.models import FORMAT, Case
-from provenance.validate import parse_case
-from provenance.vocab import MemoryStatus
+from provrepair.provenance.ingest import content_hash
+from provrepair.provenance.models import FORMAT, Case
+from provrepair.provenance.validate import parse_case
+from provrepair.provenance.vocab import MemoryStatus
 
 STORE_BUCKETS = ((0, 5, "0–5"), (6, 8, "6–8"), (9, 11, "9–11"), (12, None, "≥12"))
 

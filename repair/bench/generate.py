@@ -3,24 +3,22 @@
 150 cases in `provrepair.case/1`, produced by running the agent runtime (offline reasoner)
 through multi-turn sessions in three domains, with faults injected from manifests and the
 session re-run under them; distributed exactly as the paper's Table 1 (repair/bench/
-quotas.py). Writes one `<task_id>.json` per case and `manifest.json`, and prints the
-distribution. The same seed gives byte-identical files.
+quotas.py). Writes one `<task_id>.json` per case and `manifest.json` (the distribution,
+which the command prints). The same seed gives byte-identical files.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import click
-
-from provenance.models import Case
-from repair.bench.build import build_case
-from repair.bench.quotas import Slot, slots, subset
-from repair.bench.summary import manifest, table
+from provrepair.provenance.models import Case
+from provrepair.provenance.progress import NO_PROGRESS, Progress
+from provrepair.repair.bench.build import build_case
+from provrepair.repair.bench.quotas import Slot, slots, subset
+from provrepair.repair.bench.summary import manifest
 
 MANIFEST = "manifest.json"
 
@@ -50,21 +48,11 @@ def write_cases(cases: list[Case], out: Path, seed: int) -> dict[str, Any]:
     return summary
 
 
-def generate_benchmark(seed: int, out: Path, *, as_json: bool, progress: bool,
-                       limit: int | None = None) -> None:
-    planned = subset(slots(seed), limit)
-    if progress:
-        with click.progressbar(length=len(planned), label="generating", file=sys.stderr,
-                               item_show_func=lambda s: s) as bar:
-            def tick(slot: Slot) -> None:
-                bar.update(1, slot.task_id)
-            cases = generate_cases(seed, limit=limit, tick=tick)
-    else:
-        cases = generate_cases(seed, limit=limit)
-    summary = write_cases(cases, out, seed)
-    if as_json:
-        click.echo(json.dumps({k: v for k, v in summary.items() if k != "files"} |
-                              {"out": str(out)}, indent=2, ensure_ascii=False))
-        return
-    click.echo(table(summary))
-    click.echo(f"\nWrote {len(cases)} cases and {MANIFEST} to {out}")
+def generate_benchmark(seed: int, out: Path, *, limit: int | None = None,
+                       progress: Progress = NO_PROGRESS) -> dict[str, Any]:
+    """Generate, write and describe the cases (the manifest's summary is returned)."""
+    progress.start("generating", len(subset(slots(seed), limit)))
+    cases = generate_cases(seed, limit=limit,
+                           tick=lambda slot: progress.advance(1, slot.task_id))
+    progress.finish()
+    return write_cases(cases, out, seed)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
-from provenance.vocab import FaultType, StepType
+from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
+from provrepair.provenance.vocab import FaultType, StepType
 
 SPACE = re.compile(r"\s+")
 
@@ -25,7 +25,7 @@ def normalize(text: str) -> str:
 
 
 def contains_all(answer: str, facts: list[str]) -> bool:
-    """case-format.md, Evaluation: every fact, case-insensitive, white space collapsed."""
+    """docs/case-format.md, Evaluation: every fact, case-insensitive, white space collapsed."""
     return all(normalize(f) in normalize(answer) for f in facts)
 
 

@@ -12,21 +12,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from provenance.errors import StoreUnavailable
-from provenance.ingest import ingest_case
-from provenance.keys import task_key
-from provenance.models import MemoryRecord
-from provenance.rows import record_from_props
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
-from provenance.vocab import StepType
-from repair.bench.cases import BenchCase, bench_task_id, retask, slices
-from repair.bench.probe import recurrence_probe
-from repair.methods import get_method
-from repair.methods.base import Decision, MethodNotRun, take_decision
-from repair.metrics import Outcome, case_metrics
-from repair.reasoners.base import Reasoner
-from repair.service import RepairReport, repair_task
+from provrepair.provenance.errors import StoreUnavailable
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import MemoryRecord
+from provrepair.provenance.rows import record_from_props
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.bench.cases import BenchCase, bench_task_id, retask, slices
+from provrepair.repair.bench.probe import recurrence_probe
+from provrepair.repair.methods import get_method
+from provrepair.repair.methods.base import Decision, MethodNotRun, take_decision
+from provrepair.repair.metrics import Outcome, case_metrics
+from provrepair.repair.reasoners.base import Reasoner
+from provrepair.repair.service import RepairReport, repair_task
 
 REPAIR_ONLY_PROPS = ("origin_run", "replaces")
 

@@ -7,15 +7,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from provrepair.provenance.errors import ConfigError
 
 PLOT = "recovery_vs_llm_calls.png"
 
 
+def require_matplotlib() -> ModuleType:
+    """matplotlib, or a one-line error naming the extra that installs it (it is optional:
+    only the benchmark plot needs it)."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ConfigError("the benchmark plot needs matplotlib: "
+                          "pip install 'provrepair[bench]'") from exc
+    return matplotlib
+
+
 def plot_recovery(points: Mapping[str, Mapping[str, Any]], out: Path) -> Path:
     """points: method label → {"recovery", "llm_calls", "reasoner_calls", "oracle"}."""
-    import matplotlib
-
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

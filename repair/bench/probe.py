@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from provenance.errors import ProvrepairError
-from provenance.models import Case, MemoryRecord
-from provenance.vocab import MemoryStatus, StepType
-from repair.methods.common import build_plan, last_turn
-from repair.metrics import recovered
-from repair.reasoners.base import Reasoner
-from repair.replay.executor import Executor
-from repair.tools.packs import domain_functions, domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.errors import ProvrepairError
+from provrepair.provenance.models import Case, MemoryRecord
+from provrepair.provenance.vocab import MemoryStatus, StepType
+from provrepair.repair.methods.common import build_plan, last_turn
+from provrepair.repair.metrics import recovered
+from provrepair.repair.reasoners.base import Reasoner
+from provrepair.repair.replay.executor import Executor
+from provrepair.repair.tools.packs import domain_functions, domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 
 def probe_case(case: Case, memories: list[MemoryRecord]) -> Case:

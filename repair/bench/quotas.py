@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from provenance.vocab import FaultType
+from provrepair.provenance.vocab import FaultType
 
 P, S, W, D = (FaultType.POISONED, FaultType.STALE, FaultType.WRONG_USER,
               FaultType.SUMMARY_DRIFT)

@@ -1,6 +1,6 @@
 """`provrepair bench run`: every method over every case, then the paper's tables and plot.
 
-    for each method (a progress bar on stderr):
+    for each method (reported to a `Progress`: the command draws a bar):
         for each case not finished yet:   a fresh task copy `<task>::<method>` is ingested,
                                           repaired (repair_task, the method by name),
                                           scored, probed; one JSON line appended
@@ -23,33 +23,33 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import click
-
-from provenance.errors import InputError
-from provenance.store.base import GraphStore
-from provenance.store.config import open_store
-from repair.bench.cases import BenchCase, graph_name, load_cases
-from repair.bench.pair import run_pair
-from repair.bench.plot import plot_recovery
-from repair.bench.results import append_line, finished, latest, pair_key, read_lines
-from repair.bench.tables import ABLATION, MAIN, build_tables, label, markdown, scored
-from repair.methods import METHODS, get_method
-from repair.metrics import mean, summarize
-from repair.reasoners import make_reasoner
-from repair.reasoners.base import Reasoner
+from provrepair.provenance.errors import InputError
+from provrepair.provenance.progress import NO_PROGRESS, Progress
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.config import open_store
+from provrepair.repair.bench.cases import BenchCase, graph_name, load_cases
+from provrepair.repair.bench.pair import run_pair
+from provrepair.repair.bench.plot import plot_recovery, require_matplotlib
+from provrepair.repair.bench.results import append_line, finished, latest, pair_key, read_lines
+from provrepair.repair.bench.tables import ABLATION, MAIN, build_tables, label, markdown, scored
+from provrepair.repair.methods import METHODS, get_method
+from provrepair.repair.metrics import mean, summarize
+from provrepair.repair.reasoners import make_reasoner
+from provrepair.repair.reasoners.base import Reasoner
 
 ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
 
 
 def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
-                  limit: int | None = None, as_json: bool = False,
-                  progress: bool = False) -> dict[str, Any]:
+                  limit: int | None = None,
+                  progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
+    """Run, score and tabulate; returns (summary, the Markdown tables)."""
+    require_matplotlib()  # fail before hours of work, not at the plot
     names = parse_methods(methods)
     items, notes = load_cases(cases_dir)
     graph = graph_name(cases_dir, items)
@@ -57,7 +57,7 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
     if not items:
         raise InputError(f"{cases_dir}: no case with an evaluation block to run")
     for note in notes:
-        click.echo(f"note: {note}", err=True)
+        progress.note(f"note: {note}")
     brain = make_reasoner(reasoner, model)
     with bench_store(graph) as store:
         for name in names:
@@ -65,7 +65,7 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
     model_name = getattr(brain, "model", None)
     header = (f"{len(items)} cases from `{cases_dir}`, reasoner `{brain.name}`"
               + (f" (model `{model_name}`)" if model_name else "") + f", store graph `{graph}`")
-    return report(current_lines(out, items, brain), out, header, as_json)
+    return report(current_lines(out, items, brain), out, header)
 
 
 def parse_methods(methods: str) -> list[str]:
@@ -96,18 +96,19 @@ def bench_store(graph: str) -> Iterator[GraphStore]:
 
 
 def _run_method(store: GraphStore, items: list[BenchCase], name: str, brain: Reasoner, out: Path,
-                progress: bool) -> None:
+                progress: Progress) -> None:
     done = finished(read_lines(out))
     header = {"method": name, "reasoner": brain.name, "model": getattr(brain, "model", None)}
     todo = [c for c in items
             if pair_key({**header, "case": c.task_id, "digest": c.digest}) not in done]
-    with click.progressbar(todo, label=f"{name:<20}", file=sys.stderr, show_pos=True,
-                           hidden=not progress) as bar:
-        for item in bar:
-            line = run_pair(store, item, name, brain)
-            if line["status"] == "error":
-                click.echo(f"\nerror: {name} on {item.task_id}: {line['reason']}", err=True)
-            append_line(out, line)
+    progress.start(f"{name:<20}", len(todo))
+    for item in todo:
+        line = run_pair(store, item, name, brain)
+        if line["status"] == "error":
+            progress.note(f"error: {name} on {item.task_id}: {line['reason']}")
+        append_line(out, line)
+        progress.advance(1, item.task_id)
+    progress.finish()
 
 
 def current_lines(out: Path, items: list[BenchCase], brain: Reasoner) -> list[dict[str, Any]]:
@@ -119,7 +120,7 @@ def current_lines(out: Path, items: list[BenchCase], brain: Reasoner) -> list[di
             and str(line.get("model")) == model]
 
 
-def report(lines: list[dict[str, Any]], out: Path, header: str, as_json: bool) -> dict[str, Any]:
+def report(lines: list[dict[str, Any]], out: Path, header: str) -> tuple[dict[str, Any], str]:
     tables = build_tables(lines)
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(tables, f"## Benchmark results\n\n{header}.")
@@ -131,8 +132,7 @@ def report(lines: list[dict[str, Any]], out: Path, header: str, as_json: bool) -
                                       encoding="utf-8")
     plot_recovery({label(m): s for m, s in summary["methods"].items() if s["status"] == "run"},
                   out)
-    click.echo(json.dumps(summary, indent=2, ensure_ascii=False) if as_json else text)
-    return summary
+    return summary, text
 
 
 def method_summaries(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

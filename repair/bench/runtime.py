@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from provenance.models import ExecutionStep, MemoryRecord, UserInput
-from provenance.vocab import MemorySource, MemoryStatus, StepType
-from repair.agent import WORD, Agent, MutationSpec, _words
-from repair.bench.scripts import Mutation, Seed, Session
-from repair.bench.sink import CaseSink
-from repair.reasoners.base import StepOutput
-from repair.reasoners.offline import OfflineReasoner
-from repair.replay.derive import Context, Unresolved, _show, evaluate, visible_facts
-from repair.tools.packs import domain_functions, domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
+from provrepair.repair.agent import WORD, Agent, MutationSpec, _words
+from provrepair.repair.bench.scripts import Mutation, Seed, Session
+from provrepair.repair.bench.sink import CaseSink
+from provrepair.repair.derive import Context, Unresolved, _show, evaluate, visible_facts
+from provrepair.repair.reasoners.base import StepOutput
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.tools.packs import domain_functions, domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 SEED_TS, ROOT_TS = 10, 1
 STOPWORDS = frozenset({"a", "an", "and", "are", "at", "be", "by", "did", "do", "for", "from", "i",

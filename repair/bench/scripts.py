@@ -1,7 +1,7 @@
 """The vocabulary the benchmark's session scripts are written in: derivation builders, named
 memory mutations and the `Session` a domain builder returns.
 
-Derivations are the case format's expression trees (case-format.md, "Derivations"); a script
+Derivations are the case format's expression trees (docs/case-format.md, "Derivations"); a script
 step carries the same derivation the offline reasoner later replays, so a generated case is
 replayable from its repaired context alone.
 """
@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from provenance.models import Fact, ToolSpec
-from provenance.vocab import MemorySource
-from repair.agent import MutationSpec, TurnScript
+from provrepair.provenance.models import Fact, ToolSpec
+from provrepair.provenance.vocab import MemorySource
+from provrepair.repair.agent import MutationSpec, TurnScript
 
 Expr = dict[str, Any]
 

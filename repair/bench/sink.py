@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, ToolSpec, UserInput
-from provenance.parsing import parse_event
-from provenance.validate import CaseValidator, check_lifecycle_change
+from provrepair.provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provrepair.provenance.parsing import parse_event
+from provrepair.provenance.validate import CaseValidator, check_lifecycle_change
 
 
 class CaseSink:

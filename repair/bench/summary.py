@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from provenance.models import Case
-from provenance.vocab import FaultType
-from repair.bench.labels import benign_active
-from repair.bench.quotas import BINS, DOMAINS, bin_of
+from provrepair.provenance.models import Case
+from provrepair.provenance.vocab import FaultType
+from provrepair.repair.bench.labels import benign_active
+from provrepair.repair.bench.quotas import BINS, DOMAINS, bin_of
 
 MANIFEST_FORMAT = "provrepair.bench-manifest/1"
 SHORT = {FaultType.POISONED: "Pois.", FaultType.STALE: "Stale", FaultType.WRONG_USER: "W-user",

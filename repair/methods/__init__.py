@@ -1,5 +1,5 @@
 """Repair methods behind one interface: each makes a rollback plan for a task; the same
-executor replays it (repair-semantics.md, "Baselines and ablations: same interface, same
+executor replays it (docs/method.md, "Baselines and ablations: same interface, same
 executor"). `METHODS` maps the CLI name (`provrepair repair --method NAME`) to the method.
 
     dependency_guided    ours (ours.py)
@@ -17,15 +17,15 @@ executor"). `METHODS` maps the CLI name (`provrepair repair --method NAME`) to t
 
 from __future__ import annotations
 
-from repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
-from repair.methods.agenttrace import AgentTrace
-from repair.methods.base import Method, MethodContext, MethodNotRun
-from repair.methods.delete_retrieved import DeleteRetrieved
-from repair.methods.full_reset import FullReset
-from repair.methods.llm_judge import LLMJudge
-from repair.methods.memaudit import MemAudit, MemAuditOracle
-from repair.methods.no_repair import NoRepair
-from repair.methods.ours import DependencyGuided, WithoutSupportCheck
+from provrepair.repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
+from provrepair.repair.methods.agenttrace import AgentTrace
+from provrepair.repair.methods.base import Method, MethodContext, MethodNotRun
+from provrepair.repair.methods.delete_retrieved import DeleteRetrieved
+from provrepair.repair.methods.full_reset import FullReset
+from provrepair.repair.methods.llm_judge import LLMJudge
+from provrepair.repair.methods.memaudit import MemAudit, MemAuditOracle
+from provrepair.repair.methods.no_repair import NoRepair
+from provrepair.repair.methods.ours import DependencyGuided, WithoutSupportCheck
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     DependencyGuided(), WithoutSupportCheck(), NoRollbackPlanner(), NoSelectiveReplay(),
@@ -34,7 +34,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 
 
 def get_method(name: str) -> Method:
-    from provenance.errors import ConfigError
+    from provrepair.provenance.errors import ConfigError
 
     if name not in METHODS:
         raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}")

@@ -1,4 +1,4 @@
-"""Planner ablations (repair-semantics.md, Baselines and ablations; notes §5, §9 A14).
+"""Planner ablations (docs/method.md, Baselines and ablations; notes §5, §9 A14).
 "Without support check" lives in ours.py (P_sup = ∅).
 
 - `no_rollback_planner`: no rule-guided plan. Every step of A0 is invalidated and replayed
@@ -17,10 +17,10 @@
 
 from __future__ import annotations
 
-from repair.methods.base import MethodContext
-from repair.methods.common import build_plan, earliest_seed_ts, final_answer
-from repair.plan import compute_plan
-from repair.plan.model import RepairPlan
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.common import build_plan, earliest_seed_ts, final_answer
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import RepairPlan
 
 
 class NoRollbackPlanner:

@@ -1,4 +1,4 @@
-"""Baseline "AgentTrace-style" (repair-semantics.md, Baselines; paper App. G; notes §5, §9 A11).
+"""Baseline "AgentTrace-style" (docs/method.md, Baselines; paper App. G; notes §5, §9 A11).
 
 Candidates: `memory_read`, `claim`, `plan`, `tool_action` and `final_answer` steps that are
 backward-reachable from the erroneous final answer v_final over E_prop ∪ CHAIN and
@@ -27,13 +27,13 @@ the source steps only.
 
 from __future__ import annotations
 
-from provenance.models import Case, ExecutionStep
-from provenance.vocab import StepType
-from repair.methods.base import MethodContext
-from repair.methods.common import build_plan, earliest_seed_ts, final_answer, positions
-from repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
-from repair.plan import compute_plan
-from repair.plan.model import RepairPlan
+from provrepair.provenance.models import Case, ExecutionStep
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.common import build_plan, earliest_seed_ts, final_answer, positions
+from provrepair.repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import RepairPlan
 
 WEIGHTS = {"back": 0.40, "aff": 0.25, "fault": 0.20, "down": 0.10, "type": 0.05}
 PRIORS = {StepType.MEMORY_READ: 0.95, StepType.CLAIM: 0.85, StepType.PLAN: 0.75,

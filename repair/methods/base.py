@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from provenance.errors import UserError
-from provenance.models import Case
-from provenance.store.base import GraphStore
-from repair.plan.model import RepairPlan
-from repair.reasoners.base import Reasoner
+from provrepair.provenance.errors import UserError
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.base import Reasoner
 
 
 @dataclass

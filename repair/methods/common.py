@@ -1,7 +1,7 @@
 """Shared pieces of the baselines and ablations: trace helpers, the plan builder with the
 spec's invariants, and an in-memory replay (for counterfactual reruns).
 
-Conventions every method here follows (repair-semantics.md §4-5):
+Conventions every method here follows (docs/method.md §4-5):
 - `replay_step_ids` never holds a `tool_observation`: an observation is refreshed by
   replaying its generating action (the actions in its `prev_step_ids`/`used_ids`).
 - `preserve_step_ids` = every step neither replayed, invalidated, nor an observation whose
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from provenance.errors import InternalError, ProvrepairError
-from provenance.models import Case, ExecutionStep
-from provenance.vocab import MemoryStatus, StepType
-from repair.plan.model import RepairPlan
-from repair.reasoners.base import Reasoner
-from repair.replay.executor import Executor, ReplayResult
-from repair.tools.packs import domain_functions, domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.errors import InternalError, ProvrepairError
+from provrepair.provenance.models import Case, ExecutionStep
+from provrepair.provenance.vocab import MemoryStatus, StepType
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.base import Reasoner
+from provrepair.repair.replay.executor import Executor, ReplayResult
+from provrepair.repair.tools.packs import domain_functions, domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 OBS = StepType.TOOL_OBSERVATION
 

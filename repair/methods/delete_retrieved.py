@@ -1,4 +1,4 @@
-"""Baseline "Delete retrieved memories" (repair-semantics.md, Baselines; paper App. G).
+"""Baseline "Delete retrieved memories" (docs/method.md, Baselines; paper App. G).
 
 Selection: the steps of A0 (our affected candidates, seeded by the diagnosed faults: the
 "affected subgraph") that are not `memory_read` steps ("non-retrieval") and belong to a turn
@@ -18,17 +18,17 @@ On the paper's travel case this deletes 4 of the 10 benign memories ("preserves 
 
 from __future__ import annotations
 
-from provenance.vocab import StepType
-from repair.methods.base import MethodContext
-from repair.methods.common import (
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.common import (
     active_memories,
     build_plan,
     final_turn_steps,
     last_turn,
     memories_used_by,
 )
-from repair.plan import compute_plan
-from repair.plan.model import RepairPlan
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import RepairPlan
 
 
 class DeleteRetrieved:

@@ -1,4 +1,4 @@
-"""Baseline "Full memory reset" (repair-semantics.md, Baselines; docs/paper-notes.md §5).
+"""Baseline "Full memory reset" (docs/method.md, Baselines; docs/paper-notes.md §5).
 
 Delete every memory that is active when repair begins, then replay the final user turn
 (every non-observation step of the last turn; its observations are refreshed by the replayed
@@ -13,9 +13,9 @@ back older versions — after a reset nothing from the old store is active.
 
 from __future__ import annotations
 
-from repair.methods.base import MethodContext
-from repair.methods.common import active_memories, build_plan, final_turn_steps
-from repair.plan.model import RepairPlan
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.common import active_memories, build_plan, final_turn_steps
+from provrepair.repair.plan.model import RepairPlan
 
 
 class FullReset:

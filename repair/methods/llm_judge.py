@@ -1,4 +1,4 @@
-"""Baseline "LLM-judge repair" (repair-semantics.md, Baselines; paper App. G; notes §5, §9 A12).
+"""Baseline "LLM-judge repair" (docs/method.md, Baselines; paper App. G; notes §5, §9 A12).
 
 The LLM writes the rollback plan as JSON from a compact view of the failed run
 (llm_judge_prompt.py); the reply is validated and, when invalid, sent back with the error.
@@ -16,15 +16,15 @@ logged with `record_decision` (paper: L^decision).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
+from provrepair.repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
+from provrepair.repair.methods.common import build_plan
+from provrepair.repair.methods.llm_judge_prompt import JudgePlan, messages, validate
+from provrepair.repair.plan.model import RepairPlan
 
-from repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
-from repair.methods.common import build_plan
-from repair.methods.llm_judge_prompt import JudgePlan, messages, validate
-from repair.plan.model import RepairPlan
-from repair.reasoners.openai_reasoner import OpenAIReasoner
+if TYPE_CHECKING:  # the openai SDK takes seconds to import: only when this method runs
+    from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
 
 ATTEMPTS = 3
 
@@ -37,6 +37,8 @@ class LLMJudge:
         self.attempts = attempts
 
     def plan(self, ctx: MethodContext) -> RepairPlan:
+        from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
+
         if not isinstance(ctx.reasoner, OpenAIReasoner):
             raise MethodNotRun(f"{self.name} needs an LLM to write the plan: use --reasoner openai "
                                f"(OPENAI_API_KEY, OPENAI_BASE_URL); reasoner "
@@ -53,6 +55,8 @@ class LLMJudge:
             preserve=judged.preserve_step_ids)
 
     def _ask(self, ctx: MethodContext, llm: OpenAIReasoner, decision: Decision) -> JudgePlan | None:
+        import openai
+
         chat: list[dict[str, Any]] = messages(ctx.case, ctx.fault_ids)
         for _ in range(self.attempts):
             decision.llm_calls += 1

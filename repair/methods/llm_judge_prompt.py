@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from provenance.models import Case
-from repair.methods.common import final_answer
-from repair.reasoners.prompts import DOMAIN_PROMPTS
+from provrepair.provenance.models import Case
+from provrepair.repair.methods.common import final_answer
+from provrepair.repair.reasoners.prompts import DOMAIN_PROMPTS
 
 STEP_FIELDS = ("invalidate_claim_ids", "replay_step_ids", "preserve_step_ids",
                "redundant_step_ids", "suspicious_step_ids")

@@ -1,4 +1,4 @@
-"""Baseline "MemAudit-style" (repair-semantics.md, Baselines; paper App. G; notes §5, §9 A13).
+"""Baseline "MemAudit-style" (docs/method.md, Baselines; paper App. G; notes §5, §9 A13).
 
 Pool: memories active when repair begins, created before the final user turn, that some
 non-retrieval step uses (named in its `used_ids`, or retrieved by a `memory_read` it cites).
@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from provenance.models import Case, Evaluation, MemoryRecord
-from provenance.readback import read_case
-from provenance.vocab import StepType
-from repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
-from repair.methods.common import (
+from provrepair.provenance.models import Case, Evaluation, MemoryRecord
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
+from provrepair.repair.methods.common import (
     active_memories,
     build_plan,
     final_answer,
@@ -49,8 +49,8 @@ from repair.methods.common import (
     memories_used_by,
     replay_in_memory,
 )
-from repair.plan.model import RepairPlan
-from repair.reasoners.base import Reasoner
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.base import Reasoner
 
 ALPHA = 0.5
 NOT_REGENERATED = (StepType.MEMORY_READ, StepType.TOOL_OBSERVATION)

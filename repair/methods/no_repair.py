@@ -7,9 +7,9 @@ nothing keeps it), so LLM count and replay ratio are 0.
 
 from __future__ import annotations
 
-from repair.methods.base import MethodContext
-from repair.methods.common import build_plan
-from repair.plan.model import RepairPlan
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.common import build_plan
+from provrepair.repair.plan.model import RepairPlan
 
 
 class NoRepair:

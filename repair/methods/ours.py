@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from repair.methods.base import MethodContext
-from repair.plan import compute_plan
-from repair.plan.model import RepairPlan
+from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import RepairPlan
 
 
 class DependencyGuided:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Iterable
 
-from provenance.edges import derive_edges
-from provenance.models import Case
-from provenance.vocab import EdgeLabel
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.models import Case
+from provrepair.provenance.vocab import EdgeLabel
 
 E_PROP = frozenset(label for label in EdgeLabel if label is not EdgeLabel.CHAIN)
 E_ALL = frozenset(EdgeLabel)

@@ -1,4 +1,4 @@
-"""Affected candidates A0 (repair-semantics.md §2): frontier expansion, one query per hop.
+"""Affected candidates A0 (docs/method.md §2): frontier expansion, one query per hop.
 
 A0 = ∪_m ({m, r(m)} ∪ Reach_m(r(m)) ∪ Reach_m(m)); Reach_m enters v only if ts(v) ≥ t_r(m).
 Several faults are traced together: each node keeps the smallest threshold it was reached
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import GraphView, Node
 
 
 @dataclass

@@ -1,11 +1,11 @@
-"""Invalidation closure and the execution closure ExecClosure (repair-semantics.md §4)."""
+"""Invalidation closure and the execution closure ExecClosure (docs/method.md §4)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from provenance.vocab import StepType
-from repair.plan.graph import GraphView, Node
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.plan.graph import GraphView, Node
 
 
 def close_invalidation(view: GraphView, invalid_steps: list[Node]) -> dict[str, Node]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.errors import CaseError
-from repair.plan.graph import Node
-from repair.plan.model import RepairPlan
-from repair.plan.planner import PlanTrace
+from provrepair.provenance.errors import CaseError
+from provrepair.repair.plan.graph import Node
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.plan.planner import PlanTrace
 
 
 def explain(plan: RepairPlan, trace: PlanTrace, node_id: str) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from provenance.errors import InternalError
-from provenance.keys import node_uid, task_key
-from provenance.store.base import GraphStore
-from provenance.vocab import StepType
+from provrepair.provenance.errors import InternalError
+from provrepair.provenance.keys import node_uid, task_key
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import StepType
 
 BATCH = 2000  # rows per query
 

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class RepairPlan(BaseModel):
-    """Field names exactly as repair-semantics.md §4; lists in trace order."""
+    """Field names exactly as docs/method.md §4; lists in trace order."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,4 +1,4 @@
-"""Assemble the rollback plan from the stages (repair-semantics.md §1-4), check invariants.
+"""Assemble the rollback plan from the stages (docs/method.md §1-4), check invariants.
 
     seeds.py      resolve_seeds           cypher/repair/resolve_seeds.cypher
     affected.py   reach_affected          cypher/repair/expand_affected.cypher (per hop)
@@ -14,19 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provenance.errors import InternalError
-from provenance.readback import get_task_props
-from provenance.store.base import GraphStore
-from provenance.validate import require_faults
-from provenance.vocab import StepType
-from repair.plan import rules
-from repair.plan.affected import Affected, reach_affected
-from repair.plan.closure import Closure, close_invalidation, exec_closure
-from repair.plan.graph import GraphView, Node
-from repair.plan.model import RepairPlan
-from repair.plan.relevance import Relevance, answer_relevant
-from repair.plan.seeds import resolve_seeds
-from repair.plan.support import Support, check_support
+from provrepair.provenance.errors import InternalError
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import require_faults
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.plan import rules
+from provrepair.repair.plan.affected import Affected, reach_affected
+from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
+from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.plan.relevance import Relevance, answer_relevant
+from provrepair.repair.plan.seeds import resolve_seeds
+from provrepair.repair.plan.support import Support, check_support
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Answer relevance (repair-semantics.md §4): which invalidated steps reach v_final in G⁻.
+"""Answer relevance (docs/method.md §4): which invalidated steps reach v_final in G⁻.
 
 G⁻ is the graph over the propagation labels without the removed memories (deleted and
 quarantined). We expand forward from V_inv one hop per query, never entering a removed
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import GraphView, Node
 
 
 @dataclass

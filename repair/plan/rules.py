@@ -1,5 +1,5 @@
 """The rules of the paper's appendix table "Rule-Guided Rollback Decisions", one function per
-rule, named after it; the spec's realisation (repair-semantics.md §4) in each docstring.
+rule, named after it; the spec's realisation (docs/method.md §4) in each docstring.
 Rules 6 and 7 override rule 3: a supported seed or final answer is still replayed.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from repair.plan.graph import Node
+from provrepair.repair.plan.graph import Node
 
 
 def delete_diagnosed_faulty_memory(faults: Iterable[Node]) -> set[str]:

@@ -1,12 +1,12 @@
-"""Seed resolution (repair-semantics.md §1): cypher/repair/resolve_seeds.cypher + the order."""
+"""Seed resolution (docs/method.md §1): cypher/repair/resolve_seeds.cypher + the order."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
 
-from provenance.errors import CaseError
-from repair.plan.graph import GraphView, Node
+from provrepair.provenance.errors import CaseError
+from provrepair.repair.plan.graph import GraphView, Node
 
 
 def resolve_seed(fault: Node, failed_mutations: Sequence[Node], producers: Sequence[Node]) -> Node:

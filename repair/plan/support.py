@@ -1,4 +1,4 @@
-"""Independent-support check (repair-semantics.md §3) over the candidates' direct inputs.
+"""Independent-support check (docs/method.md §3) over the candidates' direct inputs.
 
 Verdicts are computed once, against A0 only: a supported node never becomes evidence for
 another candidate (no mutual validation), because independence is `p ∉ F ∪ A0`.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from provenance.vocab import StepType
-from repair.plan.graph import GraphView, Hop, Node
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.plan.graph import GraphView, Hop, Node
 
 CHECKED_STEP_TYPES = frozenset({
     StepType.CLAIM, StepType.PLAN, StepType.FINAL_ANSWER, StepType.MEMORY_WRITE,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from repair.reasoners.base import Reasoner
+from provrepair.repair.reasoners.base import Reasoner
 
 
 def make_reasoner(name: str, model: str | None = None) -> Reasoner:
     if name == "offline":
-        from repair.reasoners.offline import OfflineReasoner
+        from provrepair.repair.reasoners.offline import OfflineReasoner
 
         return OfflineReasoner()
-    from repair.reasoners.openai_reasoner import OpenAIReasoner
+    from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
 
     return OpenAIReasoner.from_env(model)

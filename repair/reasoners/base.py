@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from provenance.models import ExecutionStep, Fact, MemoryRecord, ToolSpec, UserInput
-from repair.replay.derive import Context, ToolCall
+from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, ToolSpec, UserInput
+from provrepair.repair.derive import Context, ToolCall
 
 
 @dataclass

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.models import Fact
-from provenance.vocab import StepType
-from repair.reasoners.base import StepOutput, StepRequest, unresolved
-from repair.replay.derive import Context, ToolCall, Unresolved, evaluate
+from provrepair.provenance.models import Fact
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.derive import Context, ToolCall, Unresolved, evaluate
+from provrepair.repair.reasoners.base import StepOutput, StepRequest, unresolved
 
 
 class OfflineReasoner:

@@ -16,10 +16,11 @@ from typing import Any
 import openai
 from pydantic import ValidationError
 
-from provenance.errors import ConfigError
-from provenance.models import Fact
-from repair.reasoners.base import StepOutput, StepRequest, unresolved
-from repair.reasoners.prompts import (
+from provrepair.provenance.errors import ConfigError
+from provrepair.provenance.models import Fact
+from provrepair.repair.derive import ToolCall
+from provrepair.repair.reasoners.base import StepOutput, StepRequest, unresolved
+from provrepair.repair.reasoners.prompts import (
     CONTRACTS,
     ContentReplay,
     MemoryReplay,
@@ -27,7 +28,6 @@ from repair.reasoners.prompts import (
     contract_for,
     messages,
 )
-from repair.replay.derive import ToolCall
 
 
 class OpenAIReasoner:

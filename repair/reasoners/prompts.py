@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from provenance.vocab import MUTATION_STEP_TYPES, StepType
-from repair.reasoners.base import StepRequest
+from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepType
+from provrepair.repair.reasoners.base import StepRequest
 
 DOMAIN_PROMPTS = {
     "shopping": "You are a helpful shopping assistant. You can help users find products, compare "

@@ -1,4 +1,4 @@
-"""Selective replay (repair-semantics.md §5): walk V_replay in trace order over the repaired
+"""Selective replay (docs/method.md §5): walk V_replay in trace order over the repaired
 state, regenerating each step with the reasoner, re-issuing tool calls through the registry
 and applying memory mutations; early cutoff skips dependents whose replayed inputs came out
 unchanged. Pure computation: the write-back (repair/replay/writeback.py) stores the result.
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from provenance.models import Case, ExecutionStep, Fact
-from provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
-from repair.plan.model import RepairPlan
-from repair.reasoners.base import Reasoner, StepOutput, StepRequest
-from repair.replay.derive import DomainFunction
-from repair.replay.mutations import apply_mutation
-from repair.replay.state import RepairState
-from repair.tools.registry import SideEffectRefused, ToolRegistry
+from provrepair.provenance.models import Case, ExecutionStep, Fact
+from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
+from provrepair.repair.derive import DomainFunction
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
+from provrepair.repair.replay.mutations import apply_mutation
+from provrepair.repair.replay.state import RepairState
+from provrepair.repair.tools.registry import SideEffectRefused, ToolRegistry
 
 
 @dataclass

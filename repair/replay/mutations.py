@@ -9,10 +9,10 @@ or consolidation supersedes its (still active) inputs, a delete deletes them.
 
 from __future__ import annotations
 
-from provenance.models import ExecutionStep, MemoryRecord
-from provenance.vocab import MemorySource, MemoryStatus, StepType
-from repair.reasoners.base import StepOutput
-from repair.replay.state import NewMemory, RepairState
+from provrepair.provenance.models import ExecutionStep, MemoryRecord
+from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
+from provrepair.repair.reasoners.base import StepOutput
+from provrepair.repair.replay.state import NewMemory, RepairState
 
 RETIRES = {StepType.MEMORY_UPDATE: MemoryStatus.SUPERSEDED,
            StepType.MEMORY_CONSOLIDATE: MemoryStatus.SUPERSEDED,

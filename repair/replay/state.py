@@ -1,4 +1,4 @@
-"""The repaired state during selective replay (repair-semantics.md §5): the memory store
+"""The repaired state during selective replay (docs/method.md §5): the memory store
 M⁻ → M', the visible steps, and the id remapping from replaced nodes to their replacements.
 """
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
-from provenance.vocab import MemoryStatus
-from repair.plan.model import RepairPlan
-from repair.replay.derive import Context, DomainFunction, visible_facts
+from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.vocab import MemoryStatus
+from provrepair.repair.derive import Context, DomainFunction, visible_facts
+from provrepair.repair.plan.model import RepairPlan
 
 
 @dataclass
@@ -121,7 +121,7 @@ class RepairState:
 
     def context(self, step: ExecutionStep, cited: list[str],
                 functions: dict[str, DomainFunction]) -> Context:
-        """Facts visible to `step` (case-format.md, Derivations, "Visible context")."""
+        """Facts visible to `step` (docs/case-format.md, Derivations, "Visible context")."""
         here = self.position[step.step_id]
         memories = [(m, self.memory_position.get(m.memory_id, here))
                     for m in self.visible_memories(step.timestamp)]

@@ -1,4 +1,4 @@
-"""Write a replay back to the store (repair-semantics.md §5.5), crash-safe without
+"""Write a replay back to the store (docs/method.md §5.5), crash-safe without
 multi-statement transactions. The unit of work, in order:
 
   1. merge_repair_run (status 'writing') + merge_run_marks     the run and its plan
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.edges import memory_edges, step_edges
-from provenance.ingest import batched
-from provenance.keys import node_uid as _uid
-from provenance.keys import task_key
-from provenance.rows import edge_row, group_node_rows, memory_row, step_row
-from provenance.store.base import GraphStore
-from repair.replay.executor import ReplayResult
-from repair.replay.state import RepairState
-from repair.testhooks import checkpoint
+from provrepair.provenance.edges import memory_edges, step_edges
+from provrepair.provenance.ingest import batched
+from provrepair.provenance.keys import node_uid as _uid
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.replay.executor import ReplayResult
+from provrepair.repair.replay.state import RepairState
+from provrepair.repair.testhooks import checkpoint
 
 
 def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from repair.replay.derive import Context, DomainFunction, Unresolved, as_number
-from repair.tools.registry import DomainTool, ToolResult
+from provrepair.repair.derive import Context, DomainFunction, Unresolved, as_number
+from provrepair.repair.tools.registry import DomainTool, ToolResult
 
 
 def _missing(what: str) -> ToolResult:

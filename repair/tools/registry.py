@@ -1,4 +1,4 @@
-"""Tools the agent may call, with the ToolSpec contract (case-format.md, "ToolSpec").
+"""Tools the agent may call, with the ToolSpec contract (docs/case-format.md, "ToolSpec").
 
 A tool is resolved, in order, from the case's recorded environment (`world.tool_results`:
 a call whose tool and args match returns that result and those facts; identical repeated
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from provenance.errors import UserError
-from provenance.models import ToolSpec
+from provrepair.provenance.errors import UserError
+from provrepair.provenance.models import ToolSpec
 
 DomainTool = Callable[[dict[str, Any], dict[str, Any]], "ToolResult"]  # (args, world) → result
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provenance.ingest import batched
-from provenance.keys import eval_key, task_key
-from provenance.readback import get_task_props
-from provenance.rows import group_node_rows
-from provenance.store.base import GraphStore
-from provenance.vocab import RepairEdge
+from provrepair.provenance.ingest import batched
+from provrepair.provenance.keys import eval_key, task_key
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.rows import group_node_rows
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import RepairEdge
 
 NOT_COPIED = frozenset({"repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
                         "lock_probe"})

@@ -12,16 +12,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from provenance.errors import TaskNotFound
-from provenance.keys import task_key
-from provenance.readback import get_task_props
-from provenance.store.base import GraphStore
-from provenance.vocab import RepairEdge, RunMark
-from repair.plan.model import RepairPlan
-from repair.runs import list_runs, plan_marks
-from repair.view.layout import place
-from repair.view.palette import MARK_DISPOSITION, page_palette, primary
-from repair.view.why import new_node_reason, reasons
+from provrepair.provenance.errors import TaskNotFound
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import RepairEdge, RunMark
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.runs import list_runs, plan_marks
+from provrepair.repair.view.layout import place
+from provrepair.repair.view.palette import MARK_DISPOSITION, page_palette, primary
+from provrepair.repair.view.why import new_node_reason, reasons
 
 UNFINISHED = ("writing", "aborted")
 CONTENT_LIMIT = 2000

@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from provenance.errors import InternalError
+from provrepair.provenance.errors import InternalError
 
 CYTOSCAPE = "static/cytoscape.min.js"
 CYTOSCAPE_VERSION = "3.34.4"
@@ -25,7 +25,7 @@ MARKER = re.compile(r"@(?:TITLE|STYLE|DATA|CYTOSCAPE|SCRIPT)@")
 
 
 def _asset(name: str) -> str:
-    return resources.files("repair.view").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("provrepair.repair.view").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache

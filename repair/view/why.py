@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from provenance.vocab import RunMark, StepType
+from provrepair.provenance.vocab import RunMark, StepType
 
 
 def reasons(node: Mapping[str, Any], marks: Collection[RunMark],

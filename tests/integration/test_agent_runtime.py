@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from provenance.models import Fact, MemoryRecord, ToolSpec
-from provenance.readback import read_case
-from provenance.recorder import Recorder
-from provenance.store.base import GraphStore
-from provenance.validate import validate_case
-from provenance.vocab import MemorySource, StepType
-from repair.agent import Agent, MutationSpec, TurnScript
-from repair.reasoners.base import StepOutput
-from repair.reasoners.offline import OfflineReasoner
-from repair.service import repair_task
-from repair.tools.packs import domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.models import Fact, MemoryRecord, ToolSpec
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import validate_case
+from provrepair.provenance.vocab import MemorySource, StepType
+from provrepair.repair.agent import Agent, MutationSpec, TurnScript
+from provrepair.repair.reasoners.base import StepOutput
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.service import repair_task
+from provrepair.repair.tools.packs import domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 WORLD = {"catalog": {"P0199": {"name": "headphones",
                                "prices": {"StoreA": "$67.00", "StoreB": "$66.95",

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from provenance.validate import parse_case
+from provrepair.provenance.validate import parse_case
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"
 BASE: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
@@ -117,7 +117,7 @@ def node_count(server: Any, server_home: Path, graph_name: str) -> Iterator[Call
     """Nodes in this test's graph and its vault, asked in-process (no CLI start-up cost)."""
     from falkordb import FalkorDB
 
-    from provenance.store.embedded import EmbeddedServer
+    from provrepair.provenance.store.embedded import EmbeddedServer
 
     db = FalkorDB(host=server.host, port=server.port,
                   password=EmbeddedServer(server_home).password())
@@ -411,8 +411,8 @@ def test_hostile_ids_round_trip(cli: Any, falkordb_store: Any, tmp_path: Path) -
 
     got = shown(cli, HOSTILE_TID)
     assert got == as_stored(hostile)
-    from provenance.edges import derive_edges
-    from provenance.keys import task_key
+    from provrepair.provenance.edges import derive_edges
+    from provrepair.provenance.keys import task_key
 
     edges = falkordb_store.run("list_task_edges", {"task_key": task_key(HOSTILE_TID)})
     assert sorted((e["label"], e["src"], e["dst"], e["sufficient"]) for e in edges) == sorted(
@@ -477,8 +477,8 @@ def kept_or_refused(cli: Any, store: Any, node_count: Callable[[], int], result:
         one_error_line(result, r"\w+", *needles)
         assert node_count() == 0
         return
-    from provenance.edges import derive_edges
-    from provenance.keys import task_key
+    from provrepair.provenance.edges import derive_edges
+    from provrepair.provenance.keys import task_key
 
     case = parse_case(copy.deepcopy(raw))
     assert [t["task_id"] for t in stored_tasks(cli)] == [case.task_id]

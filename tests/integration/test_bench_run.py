@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from provenance.ingest import list_tasks
-from provenance.store.config import open_store
-from repair.bench.run import run_benchmark
-from repair.methods import METHODS
+from provrepair.provenance.ingest import list_tasks
+from provrepair.provenance.store.config import open_store
+from provrepair.repair.bench.run import run_benchmark
+from provrepair.repair.methods import METHODS
 from tests.conftest import Cli
 
 REPLAY = Path(__file__).resolve().parent.parent / "cases" / "replay"
@@ -47,7 +47,7 @@ def bench_env(monkeypatch: pytest.MonkeyPatch, server_home: Path, graph_name: st
 
 
 def run(cases: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    run_benchmark(cases, "all", "offline", None, out, as_json=True, progress=False)
+    run_benchmark(cases, "all", "offline", None, out)
     printed: dict[str, Any] = json.loads(capsys.readouterr().out)
     return printed
 
@@ -149,7 +149,7 @@ def test_llm_judge_runs_with_an_llm_and_its_decision_calls_are_counted(
     # the plan, then the replay of s_012; the recurrence probe then meets scripted failures
     chat.script = [judge_plan(), Reply(json.dumps({"content": ANSWER, "cited_ids": ["u_2"]}))]
     try:
-        run_benchmark(cases, "llm_judge", "openai", None, tmp_path / "out", as_json=True)
+        run_benchmark(cases, "llm_judge", "openai", None, tmp_path / "out")
     finally:
         chat.stop()
     capsys.readouterr()

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from repair.bench.generate import generate_cases
-from repair.bench.run import run_benchmark
-from repair.methods import METHODS
+from provrepair.repair.bench.generate import generate_cases
+from provrepair.repair.bench.run import run_benchmark
+from provrepair.repair.methods import METHODS
 
 # per pair: the counts the micro-averaged metrics are made of
 COUNTS = ["recovered", "faulty_removed", "faulty_total", "benign_preserved", "benign_total",
@@ -36,7 +36,7 @@ def test_twelve_generated_cases_all_methods(sample: Path, tmp_path: Path, server
     monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)
     monkeypatch.delenv("PROVREPAIR_URI", raising=False)
     out = tmp_path / "results"
-    run_benchmark(sample, "all", "offline", None, out, as_json=True, progress=False)
+    run_benchmark(sample, "all", "offline", None, out)
     summary: dict[str, Any] = json.loads(capsys.readouterr().out)
     lines = [json.loads(t) for t in (out / "results.jsonl").read_text().splitlines() if t]
     assert {line["method"] for line in lines} == set(METHODS)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.embedded import EmbeddedServer
 from tests.helpers import EXAMPLE
 
 

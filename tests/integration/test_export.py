@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from provenance.keys import task_key
-from provenance.store.base import GraphStore
-from provenance.store.embedded import EmbeddedServer, ServerInfo
-from provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
+from provrepair.provenance.store.falkordb import FalkorDBStore
 from tests.conftest import EXAMPLES, Cli
 from tests.helpers import example_raw
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.models import Case
-from provenance.store.base import GraphStore
-from repair.bench.generate import generate_cases
-from repair.bench.labels import contains_all
-from repair.reasoners.offline import OfflineReasoner
-from repair.service import repair_task
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.bench.generate import generate_cases
+from provrepair.repair.bench.labels import contains_all
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.service import repair_task
 
 SAMPLE = 12
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from falkordb import FalkorDB
 
-from provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore
 
 ESCAPES = [
     '"', '\\', '\\"', '"\\', '\\\\"', "'", "`", "x\" }) MATCH (n) DETACH DELETE n //",
@@ -42,12 +42,12 @@ def test_client_header_quoting_is_what_we_rely_on() -> None:
 
 def test_nul_cannot_travel_and_is_refused_before_sending(server_home, server) -> None:  # type: ignore[no-untyped-def]
     """NUL ends the command on the wire; the validator refuses it so it never gets there."""
-    from provenance.errors import CaseError
-    from provenance.validate import check_storable_text
+    from provrepair.provenance.errors import CaseError
+    from provrepair.provenance.validate import check_storable_text
 
     with pytest.raises(CaseError, match="NUL"):
         check_storable_text({"content": "a\x00b"}, "t")
-    from provenance.store.embedded import EmbeddedServer
+    from provrepair.provenance.store.embedded import EmbeddedServer
 
     db = FalkorDB(host=server.host, port=server.port, password=EmbeddedServer(server_home).password())
     with pytest.raises(Exception):  # noqa: B017 - the engine's own parse error

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.readback import read_case
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
-from repair.bench.cases import retask
-from repair.methods import METHODS
-from repair.methods.base import take_decision
-from repair.methods.common import check_plan, final_answer
-from repair.plan.model import RepairPlan
-from repair.reasoners.offline import OfflineReasoner
-from repair.service import repair_task
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.repair.bench.cases import retask
+from provrepair.repair.methods import METHODS
+from provrepair.repair.methods.base import take_decision
+from provrepair.repair.methods.common import check_plan, final_answer
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.service import repair_task
 from tests.conftest import Cli
 
 CASES = sorted((Path(__file__).resolve().parent.parent / "cases" / "replay").glob("*.json"))

@@ -11,11 +11,11 @@ from typing import Any
 import openai
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.store.base import GraphStore
-from repair.methods.base import take_decision
-from repair.reasoners.openai_reasoner import OpenAIReasoner
-from repair.service import repair_task
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.methods.base import take_decision
+from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
+from provrepair.repair.service import repair_task
 from tests.helpers import example_case
 from tests.openai_double import ChatDouble, Reply
 

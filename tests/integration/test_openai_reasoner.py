@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.store.base import GraphStore
-from repair.reasoners.openai_reasoner import OpenAIReasoner
-from repair.service import repair_task
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
+from provrepair.repair.service import repair_task
 from tests.helpers import example_case
 from tests.openai_double import ChatDouble, Reply
 
@@ -107,7 +107,7 @@ def test_timeouts_exhaust_attempts_and_leave_the_step_unresolved(
 
 
 def test_missing_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from provenance.errors import ConfigError
+    from provrepair.provenance.errors import ConfigError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):

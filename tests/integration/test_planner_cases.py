@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
-from repair.plan import compute_plan
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.repair.plan import compute_plan
 from tests.conftest import Cli
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "planner"

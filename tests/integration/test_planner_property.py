@@ -12,11 +12,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from provenance.ingest import ingest_case
-from provenance.models import Case
-from provenance.store.base import GraphStore
-from repair.plan import compute_plan
-from tests.reference_planner import plan_in_memory
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.reference import plan_in_memory
 from tests.strategies import provenance_cases
 
 EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_EXAMPLES", "2000"))

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from provenance.errors import CaseError, TaskConflict
-from provenance.ingest import ingest_case
-from provenance.keys import task_key
-from provenance.models import Case
-from provenance.readback import read_case
-from provenance.recorder import Recorder
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
+from provrepair.provenance.errors import CaseError, TaskConflict
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import Case, ToolSpec
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
 from tests.conftest import Cli
 from tests.helpers import canonical, example_raw
 from tests.integration.test_store_roundtrip import graph_snapshot
@@ -51,7 +51,7 @@ def events_in_time_order(case: Case) -> list[dict[str, Any]]:
 def record(store: GraphStore, events: list[dict[str, Any]], batch_size: int = 3) -> Recorder:
     head = events[0]
     rec = Recorder(store, head["task_id"], domain=head["domain"], world=head["world"],
-                   tools=[__import__("provenance.models").models.ToolSpec(**t) for t in head["tools"]],
+                   tools=[ToolSpec(**t) for t in head["tools"]],
                    batch_size=batch_size)
     for event in events[1:]:
         fields = {k: v for k, v in event.items() if k != "kind"}

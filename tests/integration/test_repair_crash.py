@@ -31,9 +31,9 @@ def memory_states(cli: Cli) -> dict[str, str]:
 
 
 def lock_holder(cli: Cli) -> str | None:
-    from provenance.keys import task_key
-    from provenance.store.embedded import EmbeddedServer
-    from provenance.store.falkordb import FalkorDBStore
+    from provrepair.provenance.keys import task_key
+    from provrepair.provenance.store.embedded import EmbeddedServer
+    from provrepair.provenance.store.falkordb import FalkorDBStore
 
     server = EmbeddedServer(Path(cli.env["PROVREPAIR_HOME"]))
     info = server.running()

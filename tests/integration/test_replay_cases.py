@@ -1,4 +1,4 @@
-"""Selective replay end to end (repair-semantics.md §5) on the cases in tests/cases/replay/.
+"""Selective replay end to end (docs/method.md §5) on the cases in tests/cases/replay/.
 
 The four case studies of the paper (customer-support summary drift, travel wrong-user with a
 contaminated derived summary, shopping poisoned price, LME three-poisoned-memory navigation),
@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.keys import task_key
-from provenance.models import Case
-from provenance.readback import read_case
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
-from repair.reasoners.offline import OfflineReasoner
-from repair.runs import list_runs
-from repair.service import RepairReport, repair_task
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import Case
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.runs import list_runs
+from provrepair.repair.service import RepairReport, repair_task
+from provrepair.repair.tools.registry import ToolRegistry
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "replay"
 PLANNER = Path(__file__).resolve().parent.parent / "cases" / "planner"
@@ -59,7 +59,7 @@ def norm(text: str) -> str:
 
 
 def recovered(answer: str | None, facts: list[str]) -> bool:
-    """case-format.md, Evaluation: every required fact, case-insensitive, white space collapsed."""
+    """docs/case-format.md, Evaluation: every required fact, case-insensitive, white space collapsed."""
     return answer is not None and all(norm(f) in norm(answer) for f in facts)
 
 

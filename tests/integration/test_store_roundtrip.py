@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from provenance.edges import derive_edges
-from provenance.errors import TaskConflict, TaskNotFound
-from provenance.ingest import ingest_case, list_tasks
-from provenance.keys import task_key
-from provenance.readback import read_case
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.errors import TaskConflict, TaskNotFound
+from provrepair.provenance.ingest import ingest_case, list_tasks
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
 from tests.helpers import canonical, example_case, example_raw, retask
 
 HOSTILE_IDS = ['q"uote', "back`tick`", "back\\slash\\", "new\nline", "ünï€😀",

@@ -304,7 +304,7 @@ def test_a_task_without_runs_is_drawn_by_kind(cli: Cli, chromium: str, tmp_path:
 
 def test_five_thousand_nodes_render_in_reasonable_time(cli: Cli, chromium: str,
                                                        tmp_path: Path) -> None:
-    from tests.strategies import random_case
+    from provrepair.repair.bench.random_cases import random_case
 
     case = random_case(seed=11, n_steps=3810, layered=False)
     total = len(case.session) + len(case.memory_store) + len(case.trace)

@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from provenance.models import Case
-from provenance.vocab import FaultType, MemorySource, MemoryStatus, StepType
-from repair.bench import labels
-from repair.bench.build import Outcome, _pick, assemble
-from repair.bench.domains import BUILDERS
-from repair.bench.inject import corruptions
-from repair.bench.quotas import Slot
-from repair.bench.runtime import run_session
+from provrepair.provenance.models import Case
+from provrepair.provenance.vocab import FaultType, MemorySource, MemoryStatus, StepType
+from provrepair.repair.bench import labels
+from provrepair.repair.bench.build import Outcome, _pick, assemble
+from provrepair.repair.bench.domains import BUILDERS
+from provrepair.repair.bench.inject import corruptions
+from provrepair.repair.bench.quotas import Slot
+from provrepair.repair.bench.runtime import run_session
 
 MUTATIONS = {StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE}
 

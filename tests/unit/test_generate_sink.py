@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from provenance.errors import CaseError
-from provenance.models import MemoryRecord
-from provenance.validate import validate_case
-from provenance.vocab import MemorySource, MemoryStatus, StepType
-from repair.agent import Agent, MutationSpec, TurnScript
-from repair.bench.scripts import derived_fact, lookup, tool, tpl
-from repair.bench.sink import CaseSink
-from repair.reasoners.offline import OfflineReasoner
-from repair.tools.packs import domain_tools
-from repair.tools.registry import ToolRegistry
+from provrepair.provenance.errors import CaseError
+from provrepair.provenance.models import MemoryRecord
+from provrepair.provenance.validate import validate_case
+from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
+from provrepair.repair.agent import Agent, MutationSpec, TurnScript
+from provrepair.repair.bench.scripts import derived_fact, lookup, tool, tpl
+from provrepair.repair.bench.sink import CaseSink
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.tools.packs import domain_tools
+from provrepair.repair.tools.registry import ToolRegistry
 
 WORLD = {"catalog": {"P0199": {"name": "headphones",
                                "prices": {"StoreA": "$67.00", "StoreC": "$63.99"}}}}

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from provenance.ingest import ingest_case
-from provenance.models import Case
-from provenance.readback import read_case
-from provenance.store.base import GraphStore
-from provenance.validate import parse_case
-from repair.methods import METHODS, MethodContext, MethodNotRun
-from repair.methods.base import take_decision
-from repair.methods.common import check_plan
-from repair.plan import compute_plan
-from repair.plan.model import RepairPlan
-from repair.reasoners.offline import OfflineReasoner
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.models import Case
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.repair.methods import METHODS, MethodContext, MethodNotRun
+from provrepair.repair.methods.base import take_decision
+from provrepair.repair.methods.common import check_plan
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.reasoners.offline import OfflineReasoner
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "replay"
 TRAVEL = "paper_travel_wrong_user.json"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from provenance.models import Case
-from repair.metrics import (
+from provrepair.provenance.models import Case
+from provrepair.repair.metrics import (
     Outcome,
     benign_preservation,
     case_metrics,

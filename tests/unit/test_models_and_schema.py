@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from provenance.models import FORMAT, case_json_schema
-from provenance.validate import parse_case
+from provrepair.provenance.models import FORMAT, case_json_schema
+from provrepair.provenance.validate import parse_case
 from tests.helpers import example_case, example_raw
 
 

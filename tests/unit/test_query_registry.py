@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from provenance.errors import QueryFileError
-from provenance.store.queries import load_registry, parse_query
-from provenance.vocab import EdgeLabel, NodeLabel, RepairEdge, RunMark
+from provrepair.provenance.errors import QueryFileError
+from provrepair.provenance.store.queries import load_registry, parse_query
+from provrepair.provenance.vocab import EdgeLabel, NodeLabel, RepairEdge, RunMark
 
 PATH = "cypher/area/find_thing.cypher"
 

@@ -1,4 +1,4 @@
-"""The reference planner (tests/reference_planner.py) against repair-semantics.md §1-§4, clause by
+"""The reference planner (tests/reference_planner.py) against docs/method.md §1-§4, clause by
 clause, on small hand-made cases; and the random-case strategy plus the plan invariants."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from provenance.errors import CaseError
-from provenance.models import Case
-from provenance.validate import validate_case
-from tests.reference_planner import plan_in_memory
+from provrepair.provenance.errors import CaseError
+from provrepair.provenance.models import Case
+from provrepair.provenance.validate import validate_case
+from provrepair.repair.plan.reference import plan_in_memory
 from tests.strategies import CaseBuilder, provenance_cases, random_case
 
 

@@ -1,4 +1,4 @@
-"""The 'Rejected input' rules of case-format.md, one mutation of the example case at a time.
+"""The 'Rejected input' rules of docs/case-format.md, one mutation of the example case at a time.
 
 Every rejection must be a `CaseError` naming the task, the field (as `provenance.validate`
 spells it: `trace[3].used_ids`, `memory_store[1].supersedes`, ...) and the offending id.
@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from provenance.edges import Edge, derive_edges
-from provenance.errors import CaseError, UserError
-from provenance.validate import parse_case, require_faults
-from provenance.vocab import EdgeLabel
+from provrepair.provenance.edges import Edge, derive_edges
+from provrepair.provenance.errors import CaseError, UserError
+from provrepair.provenance.validate import parse_case, require_faults
+from provrepair.provenance.vocab import EdgeLabel
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"
 BASE: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))

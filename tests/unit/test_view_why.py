@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from provenance.vocab import RunMark as M
-from repair.view.why import new_node_reason, reasons
+from provrepair.provenance.vocab import RunMark as M
+from provrepair.repair.view.why import new_node_reason, reasons
 
 SEEDS = {"s_5": ["m_f"]}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from provenance.vocab import MemorySource
-from repair.agent import TurnScript
-from repair.bench.domains.common import ids, person, price
-from repair.bench.scripts import (
+from provrepair.provenance.vocab import MemorySource
+from provrepair.repair.agent import TurnScript
+from provrepair.repair.bench.domains.common import ids, person, price
+from provrepair.repair.bench.scripts import (
     Expr,
     Mutation,
     Mutations,

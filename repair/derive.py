@@ -1,4 +1,4 @@
-"""Derivations (case-format.md, "Derivations"): recompute a step's value from the repaired
+"""Derivations (docs/case-format.md, "Derivations"): recompute a step's value from the repaired
 context alone. Pure functions over a `Context`; no database, no access to the faulty trace's
 values, the clean trace or the evaluation block.
 
@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from provenance.models import ExecutionStep, MemoryRecord
-from provenance.vocab import MUTATION_STEP_TYPES, StepType
+from provrepair.provenance.models import ExecutionStep, MemoryRecord
+from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepType
 
 NUMERIC_NOISE = re.compile(r"[\s$€£¥,]")
 
@@ -45,7 +45,7 @@ class ToolCall:
     args: dict[str, Any]
 
     def content(self) -> str:
-        """`tool(k=v, ...)` with keys sorted (case-format.md)."""
+        """`tool(k=v, ...)` with keys sorted (docs/case-format.md)."""
         return f"{self.tool}({', '.join(f'{k}={_show(self.args[k])}' for k in sorted(self.args))})"
 
 
@@ -62,7 +62,7 @@ DomainFunction = Callable[[dict[str, Any], "Context"], Any]
 
 def visible_facts(memories: Iterable[tuple[MemoryRecord, int]],
                   steps: Iterable[tuple[ExecutionStep, int]]) -> list[FactSource]:
-    """The facts a step sees (case-format.md, Derivations, "Visible context"): those of the
+    """The facts a step sees (docs/case-format.md, Derivations, "Visible context"): those of the
     visible active memories, and the `facts` of visible earlier steps other than memory
     mutations (a mutation's facts live on in the records it wrote) and failed observations.
     Callers pass what is visible, each with its position (for "later trace position wins")."""

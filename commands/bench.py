@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
+
+from provrepair.commands.output import ProgressBar, emit_json
 
 
 @click.group()
@@ -20,9 +21,16 @@ def bench() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def generate(seed: int, out: Path, as_json: bool) -> None:
     """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
-    from repair.bench.generate import generate_benchmark
+    from provrepair.repair.bench.generate import MANIFEST, generate_benchmark
+    from provrepair.repair.bench.summary import table
 
-    generate_benchmark(seed, out, as_json=as_json, progress=sys.stderr.isatty() and not as_json)
+    with ProgressBar(quiet=as_json) as bar:
+        summary = generate_benchmark(seed, out, progress=bar)
+    if as_json:
+        emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
+        return
+    click.echo(table(summary))
+    click.echo(f"\nWrote {summary['cases']} cases and {MANIFEST} to {out}")
 
 
 @bench.command()
@@ -40,7 +48,12 @@ def generate(seed: int, out: Path, as_json: bool) -> None:
 def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
         limit: int | None, as_json: bool) -> None:
     """Run methods over the cases and write the paper's tables and plot."""
-    from repair.bench.run import run_benchmark
+    from provrepair.repair.bench.run import run_benchmark
 
-    run_benchmark(cases, methods, reasoner, model, out, limit=limit, as_json=as_json,
-                  progress=sys.stderr.isatty() and not as_json)
+    with ProgressBar(quiet=as_json) as bar:
+        summary, text = run_benchmark(cases, methods, reasoner, model, out, limit=limit,
+                                      progress=bar)
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(text)

@@ -1,8 +1,10 @@
-"""Reference repair planner: repair-semantics.md §1-§4 in plain Python sets and BFS.
+"""Reference repair planner: docs/method.md §1-§4 in plain Python sets and BFS, in memory.
 
-An independent oracle for the real (Cypher) planner: written straight from the normative spec,
-without reading `repair/`. Every step names the spec clause it implements; every ambiguity the
-spec leaves open is resolved in a `# CHOICE:` comment with its reason.
+An independent oracle for the real (Cypher) planner, shipped so that tests and benchmarks
+(and users who want to cross-check a plan) can run it: written straight from the method,
+without reading the rest of `repair/plan/`, and sharing no code with it. Every step names the
+clause it implements; every ambiguity the method leaves open is resolved in a `# CHOICE:`
+comment with its reason.
 
 Conventions: ts(v) is a step's `timestamp`, a memory's `created_at`, a user input's `timestamp`;
 "trace position" is the index in `case.trace`; "earliest" orders steps by (ts, trace position).
@@ -13,10 +15,10 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import Any
 
-from provenance.edges import derive_edges
-from provenance.errors import CaseError
-from provenance.models import Case
-from provenance.vocab import EdgeLabel as L
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.errors import CaseError
+from provrepair.provenance.models import Case
+from provrepair.provenance.vocab import EdgeLabel as L
 
 # Preamble: E_prop; CHAIN is deliberately absent ("coming later is not evidence").
 E_PROP = frozenset({L.INITIATE, L.CITE, L.SUPPORT, L.PRODUCE, L.DELETE, L.UPDATE, L.CONSOLIDATE,
@@ -28,7 +30,7 @@ CHECKABLE_STEPS = frozenset({"claim", "plan", "final_answer"}) | MUTATION_STEPS 
 
 
 def plan_in_memory(case: Case, faults: list[str] | None = None) -> dict[str, Any]:
-    """The rollback plan of repair-semantics.md §4 for `case` (F = `faults` if given)."""
+    """The rollback plan of docs/method.md §4 for `case` (F = `faults` if given)."""
     F = set(case.diagnosed_faults if faults is None else faults)
     if not F:  # §4 last line: an empty F is a user error
         raise CaseError(case.task_id, "diagnosed_faults", None, "empty: there is nothing to repair")

@@ -1,4 +1,4 @@
-"""The repair commands (`plan`, `repair`, `history`, `methods`): parse, call, print."""
+"""`provrepair plan|repair|history|methods`: parse, call the repair engine, print."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from provenance.cli_support import emit_json, id_list, store
+from provrepair.commands.output import emit_json, id_list, store
 
 
 @click.command()
@@ -20,15 +20,15 @@ from provenance.cli_support import emit_json, id_list, store
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
 def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
          as_json: bool) -> None:
-    """Compute the rollback plan of a task (repair-semantics.md §1-4).
+    """Compute the rollback plan of a task (docs/method.md §1-4).
 
     Seeds, contaminated region, independent support, answer relevance and the replay set are
     computed in the graph store; the plan is recorded as a :RepairRun (unless --no-record)
     so a graph browser can show it. Planning never changes the memory store.
     """
-    from repair.plan import compute_plan
-    from repair.plan.explain import explain
-    from repair.runs import record_plan_run
+    from provrepair.repair.plan import compute_plan
+    from provrepair.repair.plan.explain import explain
+    from provrepair.repair.runs import record_plan_run
 
     fault_ids = id_list(faults)
     with store() as st:
@@ -85,8 +85,8 @@ def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, d
            no_early_cutoff: bool, method: str, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one repair per task at a time)."""
-    from repair.reasoners import make_reasoner
-    from repair.service import repair_task
+    from provrepair.repair.reasoners import make_reasoner
+    from provrepair.repair.service import repair_task
 
     fault_ids = id_list(faults)
     with store() as st:
@@ -126,8 +126,8 @@ def _print_report(report: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 def history(task_id: str, as_json: bool) -> None:
     """List the repair runs (plans and repairs) recorded for a task."""
-    from provenance.readback import get_task_props
-    from repair.runs import list_runs
+    from provrepair.provenance.readback import get_task_props
+    from provrepair.repair.runs import list_runs
 
     with store() as st:
         get_task_props(st, task_id)
@@ -148,7 +148,7 @@ def history(task_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def methods(as_json: bool) -> None:
     """List the repair methods: ours, the baselines and the ablations."""
-    from repair.methods import METHODS
+    from provrepair.repair.methods import METHODS
 
     rows = [{"name": m.name, "description": m.description} for m in METHODS.values()]
     if as_json:
@@ -157,5 +157,3 @@ def methods(as_json: bool) -> None:
     for row in rows:
         click.echo(f"{row['name']:<22} {row['description']}")
 
-
-COMMANDS = [plan, repair, history, methods]

@@ -1,4 +1,4 @@
-"""The `view` and `export` commands (registered on the main group by cli.py)."""
+"""`provrepair view|export|browser-style`: looking at a task's graph and its repair."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from provenance.cli_support import emit_json, store
-from provenance.errors import InputError
+from provrepair.commands.output import emit_json, store
+from provrepair.provenance.errors import InputError
 
 
 @click.command()
@@ -23,8 +23,8 @@ def view(task_id: str, run_id: str | None, out: Path, as_json: bool) -> None:
 
     The page needs no network: the graph library (cytoscape.js) is inside it.
     """
-    from repair.view.graph import view_data
-    from repair.view.page import render
+    from provrepair.repair.view.graph import view_data
+    from provrepair.repair.view.page import render
 
     with store() as st:
         data = view_data(st, task_id, run_id)
@@ -62,11 +62,12 @@ def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> 
     Idempotent: exporting again updates the copy (MERGE on uids), and prunes what the source
     no longer has.
     """
-    from provenance.errors import ConfigError
-    from repair.view.export import export_task
-    from repair.view.target import open_target
+    from provrepair.provenance.errors import ConfigError
+    from provrepair.provenance.store.config import EXPORT_CREDENTIALS, connect
+    from provrepair.repair.view.export import export_task
 
-    with store() as source, open_target(uri, database=database, graph=graph) as target:
+    with store() as source, connect(uri, EXPORT_CREDENTIALS, database=database,
+                                    graph=graph) as target:
         if source.describe() == target.describe():
             raise ConfigError(f"--to {uri} is the store the task is read from "
                               "(pick another --graph or --database)")
@@ -85,4 +86,14 @@ def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> 
                       else ""))
 
 
-COMMANDS = [view, export]
+
+@click.command("browser-style")
+def browser_style() -> None:
+    """Print the Neo4j Browser style (.grass) that colours nodes by their repair disposition.
+
+    Save it and drag the file onto Neo4j Browser (or run `:style` and paste it); the saved
+    queries under cypher/browser/ then show each run's dispositions in these colours.
+    """
+    from provrepair.repair.view.palette import grass_text
+
+    click.echo(grass_text(), nl=False)

@@ -1,0 +1,160 @@
+"""`provrepair ingest|tasks|show|schema|examples`: getting cases in and looking at them."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from provrepair.commands.output import ProgressBar, emit_json, store
+from provrepair.provenance.errors import InputError
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--replace", is_flag=True,
+              help="Swap a stored task for this version (atomic: the old version stays "
+                   "until the new one is written).")
+@click.option("--follow", "follow", metavar="FILE|-",
+              help="Consume a JSONL event stream (live recording) instead of case files.")
+@click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
+              help="With --follow FILE: stop after this long without new events.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def ingest(paths: tuple[Path, ...], replace: bool, follow: str | None,
+           idle_timeout: float | None, as_json: bool) -> None:
+    """Store case files (.json, .jsonl), or follow a live event stream.
+
+    Every case is validated before anything is written; one bad case writes nothing.
+    Re-ingesting an identical case changes nothing; a changed one needs --replace.
+    """
+    if follow is not None:
+        if paths:
+            raise InputError("give either case files or --follow, not both")
+        _follow(follow, idle_timeout, as_json)
+        return
+    if not paths:
+        raise InputError("no case files given (see `provrepair ingest --help`)")
+    _ingest_files(list(paths), replace, as_json)
+
+
+def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
+    from provrepair.loaders.case_files import load_cases
+    from provrepair.provenance.ingest import gc_paused, ingest_cases
+
+    with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
+        cases = load_cases(paths)
+        with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
+            results = ingest_cases(st, cases, replace=replace, progress=bar)
+    if as_json:
+        emit_json([r.__dict__ for r in results])
+        return
+    for r in results:
+        click.echo(f"{r.status:<9} {r.task_id}  ({r.nodes} nodes, {r.edges} edges)")
+
+
+def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
+    from provrepair.loaders.case_files import iter_lines
+    from provrepair.loaders.events import EventStream, consume, tail_lines
+
+    with store() as st:
+        stream = EventStream(st)
+        if source == "-":
+            consume(stream, iter_lines(sys.stdin.buffer, "<stdin>"), "<stdin>")
+            result = stream.finish(close_open=True)
+        else:
+            with open(source, "rb") as handle:
+                seen = stream.result
+                lines = tail_lines(handle, idle_timeout=idle_timeout, on_idle=stream.flush,
+                                   done=lambda: bool(seen.closed) and not stream.recorders)
+                with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: flush, leave open
+                    consume(stream, lines, source)
+                result = stream.finish(close_open=False)
+    data = {"events": result.events, "closed_tasks": result.closed, "open_tasks": result.open}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"{result.events} events; complete: {', '.join(result.closed) or '-'}; "
+                   f"still open: {', '.join(result.open) or '-'}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def tasks(as_json: bool) -> None:
+    """List stored tasks with their node counts."""
+    from provrepair.provenance.ingest import list_tasks
+
+    with store() as st:
+        rows = list_tasks(st)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("no tasks stored (see `provrepair ingest`)")
+    for r in rows:
+        state = "" if r["complete"] else "  [incomplete: recording or interrupted]"
+        click.echo(f"{r['task_id']}  {r['domain']}  inputs={r['user_inputs']} "
+                   f"memories={r['memories']} steps={r['steps']}{state}")
+
+
+@click.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole case (graph → case JSON).")
+def show(task_id: str, as_json: bool) -> None:
+    """Read a task back from the store as a case."""
+    from provrepair.provenance.readback import read_case
+
+    with store() as st:
+        case = read_case(st, task_id)
+    if as_json:
+        emit_json(case.model_dump(mode="json"))
+        return
+    click.echo(f"task {case.task_id} ({case.domain}): {len(case.session)} inputs, "
+               f"{len(case.memory_store)} memories, {len(case.trace)} steps; "
+               f"diagnosed faults: {', '.join(case.diagnosed_faults) or '-'}")
+    for step in case.trace:
+        click.echo(f"  [{step.turn}] {step.step_id:<12} {step.step_type.value:<18} "
+                   f"{_short(step.content)}")
+
+
+def _short(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the case format (provrepair.case/1)."""
+    from provrepair.provenance.models import case_json_schema
+
+    emit_json(case_json_schema())
+
+
+@click.command()
+@click.option("--copy-to", "copy_to", type=click.Path(path_type=Path, file_okay=False),
+              default=None, help="Copy the bundled example cases into this directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def examples(copy_to: Path | None, as_json: bool) -> None:
+    """List the example cases that ship with provrepair (and copy them with --copy-to).
+
+    `provrepair examples --copy-to ex && provrepair ingest ex/*.json` works from any
+    install, not only from a clone of the repository.
+    """
+    folder = resources.files("provrepair").joinpath("examples")
+    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
+    rows = []
+    for name in names:
+        path = Path(str(folder.joinpath(name)))
+        if copy_to is not None:
+            copy_to.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy_to / name)
+            path = copy_to / name
+        rows.append({"name": name, "path": str(path)})
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(row["path"])

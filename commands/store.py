@@ -1,0 +1,81 @@
+"""`provrepair db start|stop|status`: the embedded FalkorDB store (or the configured one)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from provrepair.commands.output import emit_json
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.embedded import EmbeddedServer
+
+
+@click.group()
+def db() -> None:
+    """Start, stop and inspect the embedded FalkorDB store."""
+
+
+@db.command("start")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def db_start(as_json: bool) -> None:
+    """Start the embedded store (a no-op when it already runs)."""
+    server = EmbeddedServer()
+    info, started = server.start()
+    data = {"started": started, "uri": info.uri, "pid": info.pid, "data_dir": str(info.home)}
+    if as_json:
+        emit_json(data)
+    elif started:
+        click.echo(f"started the embedded store: {info.uri} (pid {info.pid}, data {info.home})")
+    else:
+        click.echo(f"already running: {info.uri} (pid {info.pid}, data {info.home}); nothing to do")
+
+
+@db.command("stop")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def db_stop(as_json: bool) -> None:
+    """Stop the embedded store, flushing its data to disk."""
+    info = EmbeddedServer().stop()
+    if as_json:
+        emit_json({"stopped": info is not None, "pid": info.pid if info else None})
+    else:
+        click.echo(f"stopped the embedded store (pid {info.pid})" if info else "not running")
+
+
+@db.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def db_status(as_json: bool) -> None:
+    """Where the store is, whether it runs, and how many nodes it holds."""
+    from provrepair.provenance.store.config import open_store
+
+    server = EmbeddedServer()
+    status: dict[str, Any]
+    if os.environ.get("PROVREPAIR_URI"):
+        with open_store() as st:
+            status = {"running": True, **st.describe(), "nodes": _node_counts(st)}
+    else:
+        info = server.running()
+        status = {"running": info is not None, "engine": "falkordb",
+                  "uri": info.uri if info else None, "pid": info.pid if info else None,
+                  "data_dir": str(server.home)}
+        if info is not None:
+            with open_store() as st:
+                status["nodes"] = _node_counts(st)
+    if as_json:
+        emit_json(status)
+        return
+    for key, value in status.items():
+        if key == "nodes":
+            counts = ", ".join(f"{k}: {v}" for k, v in value.items()) or "empty"
+            click.echo(f"{'nodes':<9} {counts}")
+        else:
+            click.echo(f"{key:<9} {value}")
+
+
+def _node_counts(st: GraphStore) -> dict[str, int]:
+    from provrepair.provenance.ingest import list_tasks
+
+    counts = {row["kind"]: row["nodes"] for row in st.run("count_nodes")}
+    counts["tasks"] = len(list_tasks(st))
+    return counts
