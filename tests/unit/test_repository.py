@@ -1,0 +1,37 @@
+"""The published repository stands alone: nothing points outside it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# ../shared (the founders' notes, not published) and absolute paths of a developer's machine
+OUTSIDE = re.compile(r"\.\./shared|(?<![\w.])/(work|home|root|Users)/[\w.-]+")
+
+
+def tracked_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True)
+    return [REPO / name for name in out.stdout.decode().split("\0") if name
+            and not name.endswith("package-lock.json")]
+
+
+def test_no_path_outside_the_repository() -> None:
+    hits = []
+    for path in tracked_files():
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        hits += [f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}"
+                 for n, line in enumerate(text.splitlines(), 1)
+                 if OUTSIDE.search(line) or str(REPO.parent) + "/" in line]
+    assert not hits, "\n".join(hits)
+
+
+def test_the_pattern_finds_what_it_should() -> None:
+    assert OUTSIDE.search("see ../shared/spec/x.md") and OUTSIDE.search("(`/work/main/.venv`)")
+    assert not OUTSIDE.search("cypher/read/get_task.cypher")
