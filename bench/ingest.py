@@ -69,12 +69,12 @@ if str(REPO) not in sys.path:
 from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
 
 from provrepair.provenance.edges import derive_edges  # noqa: E402
-from provrepair.provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
+from provrepair.provenance.ingest import ingest_case, node_statements  # noqa: E402
 from provrepair.provenance.keys import staging_key, task_key  # noqa: E402
 from provrepair.provenance.models import FORMAT, Case, ToolSpec  # noqa: E402
 from provrepair.provenance.recorder import Recorder  # noqa: E402
 from provrepair.provenance.rows import edge_row  # noqa: E402
-from provrepair.provenance.store.base import GraphStore, Row  # noqa: E402
+from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Row, batched  # noqa: E402
 from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
 from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
 from provrepair.provenance.store.queries import Query, load_registry  # noqa: E402

@@ -76,11 +76,11 @@ from redis._parsers.resp2 import _RESP2Parser  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from provrepair.provenance.edges import derive_edges  # noqa: E402
-from provrepair.provenance.ingest import BATCH_ROWS, batched, ingest_case, node_statements  # noqa: E402
+from provrepair.provenance.ingest import ingest_case, node_statements  # noqa: E402
 from provrepair.provenance.keys import task_key  # noqa: E402
 from provrepair.provenance.models import FORMAT, Case  # noqa: E402
 from provrepair.provenance.rows import edge_row, task_props  # noqa: E402
-from provrepair.provenance.store.base import Row, plain  # noqa: E402
+from provrepair.provenance.store.base import BATCH_ROWS, Row, batched, plain  # noqa: E402
 from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
 from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
 from provrepair.provenance.validate import validate_case  # noqa: E402

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -36,9 +36,7 @@ from provrepair.provenance.rows import (
     step_row,
     task_props,
 )
-from provrepair.provenance.store.base import GraphStore
-
-BATCH_ROWS = 2000  # 1k-5k rows a batch measured fastest on FalkorDB (docs/engines.md)
+from provrepair.provenance.store.base import GraphStore, batched
 
 
 @dataclass(frozen=True)
@@ -52,11 +50,6 @@ class IngestResult:
 def content_hash(case: Case) -> str:
     canonical = json.dumps(case.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
-
-
-def batched(rows: Sequence[dict[str, Any]], size: int = BATCH_ROWS) -> Iterator[list[dict[str, Any]]]:
-    for start in range(0, len(rows), size):
-        yield list(rows[start:start + size])
 
 
 def node_statements(key: str, case: Case) -> Iterator[tuple[str, list[dict[str, Any]]]]:

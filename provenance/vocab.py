@@ -141,8 +141,13 @@ class RunMark(StrEnum):
     PRESERVED = "PRESERVED"
     SUSPICIOUS = "SUSPICIOUS"
 
+# The task record's lock properties (cypher/replay/*_repair_lock.cypher): who holds the task,
+# never copied by an export.
+LOCK_PROPERTIES = ("repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
+                   "lock_probe")
+
 # Property keys the queries may use (fed to the linter so typos are caught).
-PROPERTY_KEYS = sorted({
+PROPERTY_KEYS = sorted({*LOCK_PROPERTIES,
     "uid", "task_key", "task_id", "id", "kind", "position", "ts", "turn", "content", "timestamp",
     "source", "last_modified_by", "created_at", "last_modified_at", "derived_from",
     "supersedes", "trust_score", "status", "fact_key", "fact_value", "entity_id",
@@ -152,7 +157,6 @@ PROPERTY_KEYS = sorted({
     "domain", "diagnosed_faults", "tools_json", "world_json", "content_hash", "complete",
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
-    "repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at", "lock_probe",
     "origin_run", "replaces", "committed", "status_before", "status_run", "answer",
 })
 

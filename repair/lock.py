@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.process import pid_alive
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore
 
@@ -47,12 +48,4 @@ def _holder_dead(task: dict[str, object]) -> bool:
     if task.get("repair_lock_host") != socket.gethostname():
         return False  # another machine's process: we cannot tell, so it is not stale
     pid = task.get("repair_lock_pid")
-    if not isinstance(pid, int):
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return not isinstance(pid, int) or not pid_alive(pid)

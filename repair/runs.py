@@ -13,12 +13,10 @@ import time
 from typing import Any
 
 from provrepair.provenance.keys import task_key
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import RunMark
 from provrepair.repair.plan.graph import GraphView
 from provrepair.repair.plan.model import RepairPlan
-
-MARK_BATCH = 2000
 
 
 def new_run_id() -> str:
@@ -56,8 +54,8 @@ def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
     view = GraphView(store, plan.task_id)
     rows = [{"uid": view.uid(node_id), "mark": mark.value}
             for mark, ids in plan_marks(plan).items() for node_id in ids]
-    for start in range(0, len(rows), MARK_BATCH):
-        store.run("merge_run_marks", {"run_key": key, "rows": rows[start:start + MARK_BATCH]})
+    for batch in batched(rows):
+        store.run("merge_run_marks", {"run_key": key, "rows": batch})
     if status is not None:
         store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
                                        "props": {"status": status}})

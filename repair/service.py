@@ -48,6 +48,7 @@ class RepairReport:
     unresolved: dict[str, str] = field(default_factory=dict)
     needs_human: dict[str, str] | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,14 +79,16 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
             early_cutoff: bool, planner: Method, run_id: str,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
-    plan = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
+    planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
+    plan = planned.plan
     tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
     # an ablation may turn early cutoff off (without selective replay replays everything)
-    cutoff = early_cutoff and getattr(planner, "early_cutoff", True)
-    executor = Executor(case, plan, reasoner, tools, run_id[-6:], early_cutoff=cutoff,
+    executor = Executor(case, plan, reasoner, tools, run_id[-6:],
+                        early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain))
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
+    report.decision = asdict(planned.decision)
     return report, plan, executor.state, result
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import redis
 
 from provrepair.provenance.errors import StoreUnavailable
+from provrepair.provenance.process import pid_alive
 
 START_TIMEOUT_S = 60.0
 
@@ -74,9 +75,9 @@ class EmbeddedServer:
         info = self._read_info()
         if info is None:
             return None
-        if _alive(info.pid) and self._ping(info):
+        if pid_alive(info.pid) and self._ping(info):
             return info
-        if _alive(info.pid) and _is_redis(info.pid):
+        if pid_alive(info.pid) and _is_redis(info.pid):
             return info  # running but busy (e.g. loading a large dataset)
         (self.home / "server.json").unlink(missing_ok=True)
         return None
@@ -166,7 +167,7 @@ class EmbeddedServer:
     def _wait_ready(self, info: ServerInfo) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
-            if not _alive(info.pid):
+            if not pid_alive(info.pid):
                 break
             if self._ping(info):
                 return
@@ -214,16 +215,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _is_redis(pid: int) -> bool:
     try:
         return b"redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -234,7 +225,7 @@ def _is_redis(pid: int) -> bool:
 def _wait_gone(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not pid_alive(pid):
             return True
         time.sleep(0.05)
-    return not _alive(pid)
+    return not pid_alive(pid)

@@ -10,14 +10,16 @@ from __future__ import annotations
 import re
 
 from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import FaultType, StepType
 
 SPACE = re.compile(r"\s+")
 
 
 def final_answer(case: Case) -> str:
-    finals = [s for s in case.trace if s.step_type is StepType.FINAL_ANSWER]
-    return finals[-1].content if finals else ""
+    """The content of v_final (provenance/order.py), "" when the trace has none."""
+    final = final_answer_step(case)
+    return final.content if final is not None else ""
 
 
 def normalize(text: str) -> str:

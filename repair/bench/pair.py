@@ -23,7 +23,7 @@ from provrepair.provenance.vocab import StepType
 from provrepair.repair.bench.cases import BenchCase, bench_task_id, retask, slices
 from provrepair.repair.bench.probe import recurrence_probe
 from provrepair.repair.methods import get_method
-from provrepair.repair.methods.base import Decision, MethodNotRun, take_decision
+from provrepair.repair.methods.base import Decision, MethodNotRun
 from provrepair.repair.metrics import Outcome, case_metrics
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.service import RepairReport, repair_task
@@ -38,17 +38,15 @@ def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner
     try:
         # replace: a fresh copy every time, without runs left by an interrupted earlier try
         ingest_case(store, parse_case(retask(item.raw, task_id)), replace=True)
-        report = repair_task(store, task_id, reasoner, method=method,
-                             early_cutoff=getattr(get_method(method), "early_cutoff", True))
+        report = repair_task(store, task_id, reasoner, method=method)
     except MethodNotRun as exc:
         return {**line, "status": "not_run", "reason": str(exc)}
     except StoreUnavailable:
         raise  # not the method's failure: stop the run (a rerun resumes)
     except Exception as exc:  # a method that crashes on a case fails that case, reported
-        take_decision(method, task_id)
         return {**line, "status": "error", "reason": f"{type(exc).__name__}: {exc}",
                 "recovered": False}
-    scored = _score(store, item, task_id, report, take_decision(method, task_id), reasoner)
+    scored = _score(store, item, task_id, report, Decision(**report.decision), reasoner)
     return {**line, **scored, "seconds": round(time.perf_counter() - started, 4)}
 
 
@@ -72,7 +70,7 @@ def _header(item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:
     return {"case": item.task_id, "file": item.path.name, "digest": item.digest,
             "method": method, "reasoner": getattr(reasoner, "name", "?"),
             "model": getattr(reasoner, "model", None),
-            "oracle_assisted": bool(getattr(get_method(method), "oracle_assisted", False)),
+            "oracle_assisted": get_method(method).oracle_assisted,
             **slices(item.case)}
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from provrepair.repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
 from provrepair.repair.methods.agenttrace import AgentTrace
-from provrepair.repair.methods.base import Method, MethodContext, MethodNotRun
+from provrepair.repair.methods.base import Decision, Method, MethodContext, MethodNotRun, Planned
 from provrepair.repair.methods.delete_retrieved import DeleteRetrieved
 from provrepair.repair.methods.full_reset import FullReset
 from provrepair.repair.methods.llm_judge import LLMJudge
@@ -45,4 +45,5 @@ def register(method: Method) -> None:
     METHODS[method.name] = method
 
 
-__all__ = ["METHODS", "Method", "MethodContext", "MethodNotRun", "get_method", "register"]
+__all__ = ["METHODS", "Decision", "Method", "MethodContext", "MethodNotRun", "Planned", "get_method",
+           "register"]

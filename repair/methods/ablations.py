@@ -17,34 +17,35 @@
 
 from __future__ import annotations
 
-from provrepair.repair.methods.base import MethodContext
-from provrepair.repair.methods.common import build_plan, earliest_seed_ts, final_answer
+from provrepair.provenance.order import final_answer_step
+from provrepair.repair.methods.base import MethodBase, MethodContext
+from provrepair.repair.methods.common import build_plan, earliest_seed_ts
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 
 
-class NoRollbackPlanner:
+class NoRollbackPlanner(MethodBase):
     name = "no_rollback_planner"
     description = "ablation: invalidate and replay every A0 step + the final answer; no quarantine"
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         case = ctx.case
         base = compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
         steps = {s.step_id for s in case.trace}
         region = [i for i in base.affected_ids if i in steps]
-        final = final_answer(case)
+        final = final_answer_step(case)
         replay = set(region) | ({final.step_id} if final else set())
         return build_plan(case, task_id=ctx.task_id, replay=replay, delete=base.delete_memory_ids,
                           invalidate=region, suspicious=region, seeds=base.seeds,
                           affected=base.affected_ids)
 
 
-class NoSelectiveReplay:
+class NoSelectiveReplay(MethodBase):
     name = "no_selective_replay"
     description = "ablation: our plan, but replay every step from the earliest seed on"
     early_cutoff = False
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         case = ctx.case
         base = compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
         start = earliest_seed_ts(case, base.seeds)

@@ -28,9 +28,10 @@ the source steps only.
 from __future__ import annotations
 
 from provrepair.provenance.models import Case, ExecutionStep
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import MethodContext
-from provrepair.repair.methods.common import build_plan, earliest_seed_ts, final_answer, positions
+from provrepair.repair.methods.base import MethodBase, MethodContext
+from provrepair.repair.methods.common import build_plan, earliest_seed_ts, positions
 from provrepair.repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
@@ -77,16 +78,16 @@ class Scorer:
         return max(candidates, key=lambda s: (self.score(s, d_max), -pos[s.step_id]))
 
 
-class AgentTrace:
+class AgentTrace(MethodBase):
     name = "agenttrace"
     description = "baseline: AgentTrace-style root-cause score, replay the suffix, no memory cleanup"
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         case = ctx.case
         base = compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
         steps = {s.step_id for s in case.trace}
         sources = {s for s in base.seeds.values() if s in steps}
-        final = final_answer(case)
+        final = final_answer_step(case)
         replay = set(sources)
         if final is not None:
             replay |= self._suffix(case, base, final)

@@ -5,14 +5,14 @@ exception is a method whose `oracle_assisted` attribute is True (the MemAudit or
 docs/paper-notes.md §9 A13), which reads the vault explicitly and is labelled as such in
 every benchmark table.
 
-Optional method attributes, read with `getattr` by their users:
+Every method has (defaults from `MethodBase`):
     early_cutoff: bool = True      replay may skip steps whose inputs came out unchanged
                                    (False for the ablation "without selective replay")
     oracle_assisted: bool = False  the method reads evaluation data (benchmark only)
 
-Decisions that cost LLM calls (LLM-judge planning, MemAudit's counterfactual reruns) are
-logged per (method, task) with `record_decision`; the benchmark runner takes them with
-`take_decision` after the repair (the paper's L^decision, docs/paper-notes.md §6).
+`plan` returns the plan with what deciding it cost (`Decision`: LLM calls of LLM-judge
+planning, MemAudit's counterfactual reruns — the paper's L^decision, docs/paper-notes.md §6);
+the repair report carries that cost.
 """
 
 from __future__ import annotations
@@ -41,20 +41,6 @@ class MethodContext:
                                   else self.case.diagnosed_faults))
 
 
-class Method(Protocol):
-    name: str
-    description: str
-
-    def plan(self, ctx: MethodContext) -> RepairPlan:
-        """The rollback plan this method applies (same fields as ours)."""
-        ...
-
-
-class MethodNotRun(UserError):
-    """The method cannot run in this configuration (e.g. LLM-judge without an LLM); nothing
-    was planned or written. The benchmark reports the pair as "not run"."""
-
-
 @dataclass
 class Decision:
     """What a method's planning cost, and how it went."""
@@ -66,13 +52,42 @@ class Decision:
     notes: list[str] = field(default_factory=list)
 
 
-_DECISIONS: dict[tuple[str, str], Decision] = {}
+@dataclass
+class Planned:
+    """A method's plan and the cost of deciding it."""
+
+    plan: RepairPlan
+    decision: Decision = field(default_factory=Decision)
 
 
-def record_decision(method: str, task_id: str, decision: Decision) -> None:
-    _DECISIONS[(method, task_id)] = decision
+class Method(Protocol):
+    name: str
+    description: str
+    early_cutoff: bool
+    oracle_assisted: bool
+
+    def plan(self, ctx: MethodContext) -> Planned:
+        """The rollback plan this method applies (same fields as ours), with its cost."""
+        ...
 
 
-def take_decision(method: str, task_id: str) -> Decision:
-    """The decision logged for this pair (removed from the log), or an empty one."""
-    return _DECISIONS.pop((method, task_id), Decision())
+class MethodBase:
+    """Defaults of the attributes; every method in this package derives from it. A method
+    whose planning costs nothing implements `make_plan`; one that asks an LLM or reruns the
+    agent overrides `plan` and reports its `Decision`."""
+
+    name = ""
+    description = ""
+    early_cutoff = True
+    oracle_assisted = False
+
+    def plan(self, ctx: MethodContext) -> Planned:
+        return Planned(self.make_plan(ctx))
+
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
+        raise NotImplementedError(f"{type(self).__name__} implements neither plan nor make_plan")
+
+
+class MethodNotRun(UserError):
+    """The method cannot run in this configuration (e.g. LLM-judge without an LLM); nothing
+    was planned or written. The benchmark reports the pair as "not run"."""

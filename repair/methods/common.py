@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from provrepair.provenance.errors import InternalError, ProvrepairError
+from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.provenance.vocab import MemoryStatus, StepType
+from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
@@ -28,13 +29,6 @@ OBS = StepType.TOOL_OBSERVATION
 
 def positions(case: Case) -> dict[str, int]:
     return {s.step_id: i for i, s in enumerate(case.trace)}
-
-
-def final_answer(case: Case) -> ExecutionStep | None:
-    """v_final: the last final_answer by timestamp, ties by trace position."""
-    finals = [(s.timestamp, i, s) for i, s in enumerate(case.trace)
-              if s.step_type is StepType.FINAL_ANSWER]
-    return max(finals, key=lambda t: (t[0], t[1]))[2] if finals else None
 
 
 def last_turn(case: Case) -> int:
@@ -142,28 +136,14 @@ def build_plan(case: Case, *, task_id: str, replay: Iterable[str] = (),
         redundant_step_ids=[], suspicious_step_ids=steps(set(suspicious) - replay_set - refreshed),
         seeds=dict(seeds or {}), affected_ids=nodes(affected), supported_ids=nodes(supported),
         answer_relevant_ids=nodes(answer_relevant))
-    check_plan(case, plan)
+    check_case_plan(case, plan)
     return plan
 
 
-def check_plan(case: Case, plan: RepairPlan) -> None:
-    """The spec's plan invariants (§4); a violation is a bug in the method."""
-    steps = {s.step_id for s in case.trace}
-    memories = {m.memory_id for m in case.memory_store}
-    problems = []
-    if set(plan.delete_memory_ids) & set(plan.quarantine_memory_ids):
-        problems.append("delete and quarantine overlap")
-    groups = [set(plan.replay_step_ids), set(plan.preserve_step_ids), set(plan.redundant_step_ids)]
-    if any(a & b for i, a in enumerate(groups) for b in groups[i + 1:]):
-        problems.append("replay, preserve and redundant are not pairwise disjoint")
-    step_fields = (plan.invalidate_claim_ids, plan.replay_step_ids, plan.preserve_step_ids,
-                   plan.redundant_step_ids, plan.suspicious_step_ids)
-    bad = [i for f in step_fields for i in f if i not in steps]
-    bad += [i for i in (*plan.delete_memory_ids, *plan.quarantine_memory_ids) if i not in memories]
-    if bad:
-        problems.append(f"ids that name no step/memory of the task: {sorted(set(bad))}")
-    if problems:
-        raise InternalError(f"plan for task {plan.task_id!r} violates: {'; '.join(problems)}")
+def check_case_plan(case: Case, plan: RepairPlan) -> None:
+    """The plan invariants (repair/plan/invariants.py) against the case's ids."""
+    check_plan(plan, steps={s.step_id for s in case.trace},
+               memories={m.memory_id for m in case.memory_store})
 
 
 def replay_in_memory(case: Case, plan: RepairPlan, reasoner: Reasoner) -> ReplayResult | None:

@@ -19,7 +19,7 @@ On the paper's travel case this deletes 4 of the 10 benign memories ("preserves 
 from __future__ import annotations
 
 from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.methods.common import (
     active_memories,
     build_plan,
@@ -31,11 +31,11 @@ from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 
 
-class DeleteRetrieved:
+class DeleteRetrieved(MethodBase):
     name = "delete_retrieved"
     description = "baseline: delete active memories used by affected steps before the final turn"
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         case = ctx.case
         affected = compute_plan(ctx.store, ctx.task_id, ctx.faults)[0].affected_ids
         region, turn = set(affected), last_turn(case)

@@ -13,16 +13,16 @@ back older versions — after a reset nothing from the old store is active.
 
 from __future__ import annotations
 
-from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.methods.common import active_memories, build_plan, final_turn_steps
 from provrepair.repair.plan.model import RepairPlan
 
 
-class FullReset:
+class FullReset(MethodBase):
     name = "full_reset"
     description = "baseline: delete every active memory, replay the final turn"
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         case = ctx.case
         return build_plan(case, task_id=ctx.task_id, delete=active_memories(case),
                           replay=final_turn_steps(case),

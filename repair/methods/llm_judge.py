@@ -11,17 +11,16 @@ observations of replayed actions are withheld from preservation until refreshed.
 
 Needs an LLM: with any reasoner other than `openai` it raises MethodNotRun (the benchmark
 reports "not run"; it is never silently skipped or faked). Decision calls and tokens are
-logged with `record_decision` (paper: L^decision).
+returned with the plan (`Planned.decision`; paper: L^decision).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from provrepair.repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
+from provrepair.repair.methods.base import Decision, MethodBase, MethodContext, MethodNotRun, Planned
 from provrepair.repair.methods.common import build_plan
 from provrepair.repair.methods.llm_judge_prompt import JudgePlan, messages, validate
-from provrepair.repair.plan.model import RepairPlan
 
 if TYPE_CHECKING:  # the openai SDK takes seconds to import: only when this method runs
     from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
@@ -29,14 +28,14 @@ if TYPE_CHECKING:  # the openai SDK takes seconds to import: only when this meth
 ATTEMPTS = 3
 
 
-class LLMJudge:
+class LLMJudge(MethodBase):
     name = "llm_judge"
     description = "baseline: an LLM writes the plan JSON (validated, retried); needs --reasoner openai"
 
     def __init__(self, attempts: int = ATTEMPTS):
         self.attempts = attempts
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def plan(self, ctx: MethodContext) -> Planned:
         from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
 
         if not isinstance(ctx.reasoner, OpenAIReasoner):
@@ -45,14 +44,13 @@ class LLMJudge:
                                f"{getattr(ctx.reasoner, 'name', '?')!r} cannot")
         decision = Decision()
         judged = self._ask(ctx, ctx.reasoner, decision)
-        record_decision(self.name, ctx.task_id, decision)
         if judged is None:
-            return build_plan(ctx.case, task_id=ctx.task_id)
-        return build_plan(
+            return Planned(build_plan(ctx.case, task_id=ctx.task_id), decision)
+        return Planned(build_plan(
             ctx.case, task_id=ctx.task_id, replay=judged.replay_step_ids,
             delete=judged.delete_memory_ids, quarantine=judged.quarantine_memory_ids,
             invalidate=judged.invalidate_claim_ids, suspicious=judged.suspicious_step_ids,
-            preserve=judged.preserve_step_ids)
+            preserve=judged.preserve_step_ids), decision)
 
     def _ask(self, ctx: MethodContext, llm: OpenAIReasoner, decision: Decision) -> JudgePlan | None:
         import openai

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from provrepair.provenance.models import Case
-from provrepair.repair.methods.common import final_answer
+from provrepair.provenance.order import final_answer_step
 from provrepair.repair.reasoners.prompts import DOMAIN_PROMPTS
 
 STEP_FIELDS = ("invalidate_claim_ids", "replay_step_ids", "preserve_step_ids",
@@ -55,7 +55,7 @@ class JudgePlan(BaseModel):
 
 
 def compact_view(case: Case, faults: list[str]) -> dict[str, Any]:
-    final = final_answer(case)
+    final = final_answer_step(case)
     return {
         "session": [{"input_id": u.input_id, "turn": u.turn, "content": u.content}
                     for u in case.session],

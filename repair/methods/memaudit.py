@@ -29,7 +29,7 @@ Two variants (§9 A13: oracle pieces only behind an explicit flag):
   Benchmark tables mark its rows as oracle-assisted.
 
 The reruns' LLM calls are decision calls (paper: 10.43 LLM calls per case for MemAudit),
-logged with `record_decision`.
+returned with the plan (`Planned.decision`).
 """
 
 from __future__ import annotations
@@ -37,19 +37,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from provrepair.provenance.models import Case, Evaluation, MemoryRecord
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import Decision, MethodContext, MethodNotRun, record_decision
+from provrepair.repair.methods.base import Decision, MethodBase, MethodContext, MethodNotRun, Planned
 from provrepair.repair.methods.common import (
     active_memories,
     build_plan,
-    final_answer,
     final_input_ts,
     final_turn_steps,
     memories_used_by,
     replay_in_memory,
 )
-from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 
 ALPHA = 0.5
@@ -148,15 +147,15 @@ def oracle_gain(original: str | None, required: list[str]) -> Influence:
     return influence
 
 
-class MemAudit:
+class MemAudit(MethodBase):
     name = "memaudit"
     description = "baseline: MemAudit-style anomaly + counterfactual influence, delete > 0.5"
     oracle_assisted = False
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def plan(self, ctx: MethodContext) -> Planned:
         case = ctx.case
         evaluation = self._evaluation(ctx)
-        final = final_answer(case)
+        final = final_answer_step(case)
         original = final.content if final else None
         influence = (oracle_gain(original, evaluation.required_facts) if evaluation
                      else output_change(original))
@@ -170,10 +169,10 @@ class MemAudit:
             odd = 1.0 if oracle_hit else anomaly(memory, active)
             if ALPHA * influence(*rerun.answer(memory_id)) + (1 - ALPHA) * odd > THRESHOLD:
                 chosen.append(memory_id)
-        record_decision(self.name, ctx.task_id, rerun.decision)
         if not chosen:
-            return build_plan(case, task_id=ctx.task_id)
-        return build_plan(case, task_id=ctx.task_id, delete=chosen, replay=final_turn_steps(case))
+            return Planned(build_plan(case, task_id=ctx.task_id), rerun.decision)
+        return Planned(build_plan(case, task_id=ctx.task_id, delete=chosen,
+                                  replay=final_turn_steps(case)), rerun.decision)
 
     def _evaluation(self, ctx: MethodContext) -> Evaluation | None:
         return None

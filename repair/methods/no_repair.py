@@ -7,14 +7,14 @@ nothing keeps it), so LLM count and replay ratio are 0.
 
 from __future__ import annotations
 
-from provrepair.repair.methods.base import MethodContext
+from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.methods.common import build_plan
 from provrepair.repair.plan.model import RepairPlan
 
 
-class NoRepair:
+class NoRepair(MethodBase):
     name = "no_repair"
     description = "baseline: leave the failed run unchanged (empty plan)"
 
-    def plan(self, ctx: MethodContext) -> RepairPlan:
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
         return build_plan(ctx.case, task_id=ctx.task_id)

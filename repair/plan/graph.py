@@ -16,10 +16,8 @@ from typing import Any
 
 from provrepair.provenance.errors import InternalError
 from provrepair.provenance.keys import node_uid, task_key
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import StepType
-
-BATCH = 2000  # rows per query
 
 
 @dataclass(frozen=True)
@@ -122,6 +120,6 @@ class GraphView:
         return node
 
     def _batches(self, query: str, key: str, items: list[Any]) -> Iterator[list[dict[str, Any]]]:
-        for start in range(0, len(items), BATCH):
+        for batch in batched(items):
             self.round_trips += 1
-            yield self.store.run(query, {key: items[start:start + BATCH]})
+            yield self.store.run(query, {key: batch})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provrepair.provenance.errors import InternalError
+from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import require_faults
@@ -23,6 +23,7 @@ from provrepair.repair.plan import rules
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
 from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.plan.relevance import Relevance, answer_relevant
 from provrepair.repair.plan.seeds import resolve_seeds
@@ -71,19 +72,20 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
              | rules.replay_faulty_memory_provenance_seed(s for _, s in seeds.values()))
     closure = exec_closure(view, [view.nodes[u] for u in start], invalidated, removed)
     trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed)
-    plan = _assemble(view, trace, deleted, quarantined)
-    check_invariants(plan, fault_ids, final)
+    plan, positions = _assemble(view, trace, deleted, quarantined)
+    check_plan(plan, steps=positions, faults=fault_ids, final_id=final.id if final else None,
+               memories={n.id for n in view.nodes.values() if n.is_memory})
     return plan, trace
 
 
 def _final_answer(view: GraphView) -> Node | None:
     """v_final: the last final_answer of the trace (by ts, ties by trace position)."""
-    answers = view.final_answers()
-    return max(answers, key=Node.order) if answers else None
+    return last_final_answer(view.final_answers(), Node.order)
 
 
 def _assemble(view: GraphView, trace: PlanTrace, deleted: set[str],
-              quarantined: set[str]) -> RepairPlan:
+              quarantined: set[str]) -> tuple[RepairPlan, dict[str, int]]:
+    """The plan's fields in trace order, and every step id of the task → its position."""
     positions = view.step_positions()
     replay = set(trace.closure.replay)
     refreshed = _refreshed_observations(view, trace.invalidated, replay)
@@ -103,7 +105,7 @@ def _assemble(view: GraphView, trace: PlanTrace, deleted: set[str],
         preserve_step_ids=preserve, redundant_step_ids=[], suspicious_step_ids=ids(suspicious),
         seeds={m.id: s.id for m, s in trace.seeds.values()},
         affected_ids=ids(set(trace.region.nodes)), supported_ids=ids(trace.support.supported),
-        answer_relevant_ids=ids(trace.relevance.answer_relevant))
+        answer_relevant_ids=ids(trace.relevance.answer_relevant)), positions
 
 
 def _refreshed_observations(view: GraphView, invalidated: dict[str, Node],
@@ -112,22 +114,6 @@ def _refreshed_observations(view: GraphView, invalidated: dict[str, Node],
     observations = [n for n in invalidated.values() if n.is_a(StepType.TOOL_OBSERVATION)]
     return {hop.anchor.uid for hop in view.hops("list_step_inputs", observations, "to_uid")
             if hop.node.is_a(StepType.TOOL_ACTION) and hop.node.uid in replay}
-
-
-def check_invariants(plan: RepairPlan, faults: list[str], final: Node | None) -> None:
-    """§4 invariants; a violation is a bug in provrepair, raised loudly."""
-    problems = []
-    if set(plan.delete_memory_ids) & set(plan.quarantine_memory_ids):
-        problems.append("delete and quarantine overlap")
-    groups = [set(plan.replay_step_ids), set(plan.preserve_step_ids), set(plan.redundant_step_ids)]
-    if any(a & b for i, a in enumerate(groups) for b in groups[i + 1:]):
-        problems.append("replay, preserve and redundant are not pairwise disjoint")
-    if not set(faults) <= set(plan.delete_memory_ids):
-        problems.append("a diagnosed fault is not deleted")
-    if final is not None and final.id not in plan.replay_step_ids:
-        problems.append("the final answer is not replayed")
-    if problems:
-        raise InternalError(f"plan for task {plan.task_id!r} violates: {'; '.join(problems)}")
 
 
 __all__ = ["PlanTrace", "RepairPlan", "compute_plan"]

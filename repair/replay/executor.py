@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from provrepair.provenance.models import Case, ExecutionStep, Fact
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
 from provrepair.repair.derive import DomainFunction
 from provrepair.repair.plan.model import RepairPlan
@@ -41,9 +42,8 @@ class Executor:
         self.state = RepairState(case, plan, tag)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
-        finals = [s for s in case.trace if s.step_type is StepType.FINAL_ANSWER]
-        self.final_id = max(finals, key=lambda s: (s.timestamp, self.state.position[s.step_id])
-                            ).step_id if finals else None
+        final = final_answer_step(case)
+        self.final_id = final.step_id if final is not None else None
         self.must_replay = set(plan.seeds.values()) | ({self.final_id} if self.final_id else set())
 
     def run(self) -> ReplayResult:

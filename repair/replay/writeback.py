@@ -16,11 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from provrepair.provenance.edges import memory_edges, step_edges
-from provrepair.provenance.ingest import batched
 from provrepair.provenance.keys import node_uid as _uid
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.repair.replay.executor import ReplayResult
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.testhooks import checkpoint

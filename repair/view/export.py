@@ -8,7 +8,7 @@ uids and keys, in batches), so re-running an export converges to the same copy:
 
   1. the target holds another recorded version of the task (another content hash): delete it
   2. merge_task with complete = false      (an interrupted export reads as incomplete)
-  3. nodes, edges, runs, marks, evaluation (batches of provenance.ingest.BATCH_ROWS rows)
+  3. nodes, edges, runs, marks, evaluation (batches of provenance.store.base.BATCH_ROWS rows)
   4. prune the target's nodes and runs the source no longer has (a rolled-back repair's)
   5. label_latest_run                      (the Neo4j Browser's disposition labels)
   6. merge_task with the source's completeness
@@ -20,15 +20,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provrepair.provenance.ingest import batched
 from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import group_node_rows
-from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.vocab import RepairEdge
+from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.vocab import LOCK_PROPERTIES, RepairEdge
 
-NOT_COPIED = frozenset({"repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
-                        "lock_probe"})
+NOT_COPIED = frozenset(LOCK_PROPERTIES)
 
 
 @dataclass

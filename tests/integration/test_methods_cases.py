@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.repair.bench.cases import retask
 from provrepair.repair.methods import METHODS
-from provrepair.repair.methods.base import take_decision
-from provrepair.repair.methods.common import check_plan, final_answer
+from provrepair.repair.methods.common import check_case_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.service import repair_task
@@ -32,13 +32,11 @@ def test_every_offline_method_repairs_every_case(falkordb_store: GraphStore, pat
         task = f"{raw['task_id']}::{method}"
         case = parse_case(retask(raw, task))
         ingest_case(falkordb_store, case)
-        report = repair_task(falkordb_store, task, OfflineReasoner(), method=method,
-                             early_cutoff=getattr(METHODS[method], "early_cutoff", True))
-        take_decision(method, task)
-        check_plan(read_case(falkordb_store, task), RepairPlan.model_validate(report.plan))
+        report = repair_task(falkordb_store, task, OfflineReasoner(), method=method)
+        check_case_plan(read_case(falkordb_store, task), RepairPlan.model_validate(report.plan))
         assert report.status in ("repaired", "needs_human"), (method, report.status)
         if method == "no_repair":
-            final = final_answer(case)
+            final = final_answer_step(case)
             assert report.answer == (final.content if final else None)
             assert report.counts["llm_calls"] == 0
         if method == "full_reset" and report.status == "repaired":

@@ -13,7 +13,7 @@ import pytest
 
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.methods.base import take_decision
+from provrepair.repair.methods.base import Decision
 from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
 from provrepair.repair.service import repair_task
 from tests.helpers import example_case
@@ -60,7 +60,7 @@ def test_an_invalid_plan_is_retried_with_the_error_then_executed(
     ]
     ingest_case(falkordb_store, example_case())
     report = repair_task(falkordb_store, TASK, llm(double), method="llm_judge")
-    decision = take_decision("llm_judge", TASK)
+    decision = Decision(**report.decision)
     assert (decision.llm_calls, decision.tokens, decision.failed) == (3, 150, False)
     assert report.deleted == ["m_f003"] and report.plan["replay_step_ids"] == ["s_012"]
     assert report.answer == ANSWER and report.counts["llm_calls"] == 1
@@ -85,7 +85,7 @@ def test_an_exhausted_budget_fails_the_case_with_a_no_op_plan(
     double.script = [judge_plan(**bad)] * 3
     ingest_case(falkordb_store, example_case())
     report = repair_task(falkordb_store, TASK, llm(double), method="llm_judge")
-    decision = take_decision("llm_judge", TASK)
+    decision = Decision(**report.decision)
     assert decision.failed and decision.llm_calls == 3 and len(double.requests) == 3
     assert error in decision.notes[0]
     assert report.plan["replay_step_ids"] == [] and report.deleted == []
@@ -95,6 +95,6 @@ def test_an_exhausted_budget_fails_the_case_with_a_no_op_plan(
 def test_api_errors_count_as_attempts(falkordb_store: GraphStore, double: ChatDouble) -> None:
     double.script = [Reply(status=500), Reply(status=503), Reply(status=500)]
     ingest_case(falkordb_store, example_case())
-    repair_task(falkordb_store, TASK, llm(double), method="llm_judge")
-    decision = take_decision("llm_judge", TASK)
+    report = repair_task(falkordb_store, TASK, llm(double), method="llm_judge")
+    decision = Decision(**report.decision)
     assert decision.failed and decision.llm_calls == 3 and decision.tokens == 0

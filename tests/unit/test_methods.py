@@ -15,8 +15,7 @@ from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.repair.methods import METHODS, MethodContext, MethodNotRun
-from provrepair.repair.methods.base import take_decision
-from provrepair.repair.methods.common import check_plan
+from provrepair.repair.methods.common import check_case_plan
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.offline import OfflineReasoner
@@ -33,8 +32,8 @@ def stored(store: GraphStore, case: Case) -> Case:
 
 def plan(store: GraphStore, case: Case, method: str) -> RepairPlan:
     ctx = MethodContext(store, case.task_id, stored(store, case), None, OfflineReasoner())
-    result = METHODS[method].plan(ctx)
-    check_plan(ctx.case, result)
+    result = METHODS[method].plan(ctx).plan
+    check_case_plan(ctx.case, result)
     return result
 
 
@@ -171,8 +170,12 @@ def audit_case() -> Case:
 def test_memaudit_deletes_the_contradicted_influential_record(falkordb_store: GraphStore) -> None:
     # m_2: anomaly 2/2 = 1, deleting it turns "Qantas" into "ANA" (influence 1) → 1.0 > 0.5;
     # m_1, m_3: anomaly 1/2, influence 0 → 0.25
-    p = plan(falkordb_store, audit_case(), "memaudit")
+    case = audit_case()
+    ctx = MethodContext(falkordb_store, case.task_id, stored(falkordb_store, case), None,
+                        OfflineReasoner())
+    planned = METHODS["memaudit"].plan(ctx)
+    p = planned.plan
     assert p.delete_memory_ids == ["m_2"]
     assert p.replay_step_ids == ["s_2", "s_3"]
     assert p.preserve_step_ids == ["s_1"]
-    assert take_decision("memaudit", "audit").regenerations == 3  # one answer per rerun
+    assert planned.decision.regenerations == 3  # one answer per rerun
