@@ -49,8 +49,10 @@ typecheck: install
 chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "chromium could not be installed: the browser tests will be skipped"
 
+# Every test, on every core (pytest-xdist; each worker has its own embedded server). The
+# planner's long property run is a deeper profile outside `make test`: bench/property.py.
 test: lint lint-cypher typecheck chromium
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --durations=15
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

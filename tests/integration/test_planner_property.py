@@ -19,7 +19,7 @@ from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.reference import plan_in_memory
 from tests.strategies import provenance_cases
 
-EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_EXAMPLES", "500"))
 ORDERED = {"replay_step_ids", "seeds"}
 
 

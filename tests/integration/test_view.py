@@ -1,6 +1,8 @@
 """`provrepair view` in a real browser: headless Debian Chromium renders the page offline, and
 the test reads back from the DOM what the canvas draws (node count, nodes per colour, the
 details of a node) and checks the screenshot's pixels for every colour the legend counts.
+The browser is driven over the DevTools protocol (tests/chromium.py): every read waits until
+the page says it is ready and has painted.
 
 Chromium is installed when missing (apt-get, as root); the tests are skipped, with the
 reason, only when it is absent and cannot be installed.
@@ -12,16 +14,13 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
-import time
-import zlib
 from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.chromium import Chromium, Page, drawn_colours
 from tests.conftest import EXAMPLES, REPO, Cli
 
 EXAMPLE = EXAMPLES / "shopping_poisoned_price.json"
@@ -57,147 +56,6 @@ def chromium() -> str:
             pytest.skip(f"the page must be rendered by headless Chromium: {reason}")
         found = shutil.which("chromium")
     assert found is not None
-    return found
-
-
-class Browser:
-    FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--virtual-time-budget=10000")
-
-    def __init__(self, exe: str, tmp: Path):
-        self.exe, self.tmp = exe, tmp
-
-    def _run(self, url: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-        profile = tempfile.mkdtemp(prefix="chromium-profile-", dir=self.tmp)
-        done = subprocess.run([self.exe, *self.FLAGS, f"--user-data-dir={profile}", *args, url],
-                              capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done
-
-    def dom(self, page: Path, fragment: str = "", timeout: float = 120) -> Page:
-        done = self._run(page.as_uri() + fragment, "--dump-dom", timeout=timeout)
-        parsed = Page()
-        parsed.feed(done.stdout)
-        assert parsed.graph.get("data-ready") == "true", "the page's script did not finish"
-        return parsed
-
-    def screenshot(self, page: Path, png: Path, fragment: str = "") -> Path:
-        self._run(page.as_uri() + fragment, f"--screenshot={png}", "--window-size=1400,900",
-                  timeout=120)
-        assert png.stat().st_size > 10_000
-        return png
-
-
-class Page(HTMLParser):
-    """What the rendered DOM says: #graph's attributes, the legend, the details panel."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.graph: dict[str, str | None] = {}
-        self.legend: dict[str, dict[str, str | None]] = {}
-        self.buttons: dict[str, dict[str, str | None]] = {}
-        self.details_node: str | None = None
-        self.details_text = ""
-        self.why: list[str] = []
-        self._in_why = False
-        self._details_depth = 0   # open <div>s inside #details
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "div" and (self._details_depth or a.get("id") == "details"):
-            self._details_depth += 1
-        if a.get("id") == "graph":
-            self.graph = a
-        elif tag == "li" and "legend-entry" in (a.get("class") or ""):
-            self.legend[a["data-key"] or ""] = a
-        elif tag == "button":
-            self.buttons[a.get("id") or ""] = a
-        elif a.get("id") == "details":
-            self.details_node = a.get("data-node")
-        elif a.get("id") == "why":
-            self._in_why = True
-        elif tag == "li" and self._in_why:
-            self.why.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "ul":
-            self._in_why = False
-        if tag == "div" and self._details_depth:
-            self._details_depth -= 1
-
-    def handle_data(self, data: str) -> None:
-        if self._details_depth:
-            self.details_text += data + " "
-        if self._in_why and self.why:
-            self.why[-1] += data
-
-    @property
-    def nodes(self) -> int:
-        return int(self.graph["data-node-count"] or -1)
-
-    @property
-    def edges(self) -> int:
-        return int(self.graph["data-edge-count"] or -1)
-
-    def counts(self) -> dict[str, int]:
-        return {key: int(a["data-count"] or 0) for key, a in self.legend.items()}
-
-    def colour(self, key: str) -> str:
-        return self.legend[key]["data-color"] or ""
-
-
-def png_rows(path: Path) -> tuple[int, int, int, list[bytearray]]:
-    """A minimal PNG decoder (8-bit RGB/RGBA, not interlaced: what Chromium writes)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, [], b""
-    while pos < len(data):
-        length = int.from_bytes(data[pos:pos + 4], "big")
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            header = body
-        elif kind == b"IDAT":
-            idat.append(body)
-    width, height = int.from_bytes(header[:4], "big"), int.from_bytes(header[4:8], "big")
-    assert header[8] == 8 and header[12] == 0 and header[9] in (2, 6), header
-    bpp = 3 if header[9] == 2 else 4
-    raw, stride = zlib.decompress(b"".join(idat)), width * bpp
-    prev, rows = bytearray(stride), []
-    for y in range(height):
-        start = y * (stride + 1)
-        line = bytearray(raw[start + 1:start + 1 + stride])
-        _unfilter(raw[start], line, prev, bpp)
-        rows.append(line)
-        prev = line
-    return width, height, bpp, rows
-
-
-def _unfilter(kind: int, line: bytearray, prev: bytearray, bpp: int) -> None:
-    for i in range(len(line)):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
-        if kind == 1:
-            line[i] = (line[i] + a) & 255
-        elif kind == 2:
-            line[i] = (line[i] + b) & 255
-        elif kind == 3:
-            line[i] = (line[i] + ((a + b) >> 1)) & 255
-        elif kind == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-
-
-def drawn_colours(png: Path) -> Counter[str]:
-    """Pixel colours (#rrggbb) inside the graph canvas of a screenshot."""
-    _, _, bpp, rows = png_rows(png)
-    x0, y0, x1, y1 = GRAPH_AREA
-    found: Counter[str] = Counter()
-    for row in rows[y0:y1]:
-        for x in range(x0, x1):
-            found["#" + bytes(row[x * bpp:x * bpp + 3]).hex()] += 1
     return found
 
 
@@ -240,7 +98,7 @@ def check_legend(page: Page, expected: Counter[str]) -> None:
 
 def check_pixels(png: Path, page: Page, keys: set[str] | None = None) -> None:
     """Every colour the legend counts (or `keys` of them) fills pixels of the canvas."""
-    pixels = drawn_colours(png)
+    pixels = drawn_colours(png, GRAPH_AREA)
     for key, count in page.counts().items():
         if count and (keys is None or key in keys):
             assert pixels[page.colour(key)] > 20, f"{key} ({page.colour(key)}) is not drawn"
@@ -251,32 +109,32 @@ def test_example_after_a_repair_renders_with_every_disposition_colour(
     page, report, task_id = repaired_page(cli, EXAMPLE, tmp_path)
     assert report["status"] == "repaired"
     kinds = recorded_kinds(cli, task_id)
-    browser = Browser(chromium, tmp_path)
+    with Chromium(chromium, tmp_path) as browser:
+        browser.open(page)
+        before = browser.dom()
+        assert (before.nodes, before.graph["data-phase"]) == (len(kinds), "before")
+        expected = expected_counts(report["plan"], kinds)
+        assert {"faulty", "replayed", "invalidated", "preserved"} <= set(expected)
+        check_legend(before, expected)
+        check_pixels(browser.screenshot(tmp_path / "view.png"), before)
 
-    before = browser.dom(page)
-    assert (before.nodes, before.graph["data-phase"]) == (len(kinds), "before")
-    expected = expected_counts(report["plan"], kinds)
-    assert {"faulty", "replayed", "invalidated", "preserved"} <= set(expected)
-    check_legend(before, expected)
-    png = browser.screenshot(page, tmp_path / "view.png")
-    check_pixels(png, before)
+        new_nodes = len(report["replayed"]) + len(report["new_memory_ids"])
+        browser.open(page, "#phase=after&node=s_008")
+        after = browser.dom()
+        assert (after.nodes, after.graph["data-phase"]) == (len(kinds) + new_nodes, "after")
+        check_legend(after, expected + Counter({"regenerated": new_nodes}))
+        assert after.edges > before.edges
+        assert after.details_node == "s_008" and after.why[0].startswith("rule 4: unsupported")
+        for shown in ("StoreC currently sells P0199 at $88.67", "timestamp 202", "turn 2",
+                      "ANSWER_RELEVANT", "Why"):
+            assert shown in " ".join(after.details_text.split()), shown
+        # After the repair, replaced nodes are faded (blended): only unblended colours are exact.
+        browser.open(page, "#phase=after")
+        check_pixels(browser.screenshot(tmp_path / "view-after.png"), after,
+                     {"regenerated", "preserved", "user_input"})
 
-    new_nodes = len(report["replayed"]) + len(report["new_memory_ids"])
-    after = browser.dom(page, "#phase=after&node=s_008")
-    assert (after.nodes, after.graph["data-phase"]) == (len(kinds) + new_nodes, "after")
-    check_legend(after, expected + Counter({"regenerated": new_nodes}))
-    assert after.edges > before.edges
-    assert after.details_node == "s_008" and after.why[0].startswith("rule 4: unsupported")
-    for shown in ("StoreC currently sells P0199 at $88.67", "timestamp 202", "turn 2",
-                  "ANSWER_RELEVANT", "Why"):
-        assert shown in " ".join(after.details_text.split()), shown
-    # After the repair, replaced nodes are faded (blended): only unblended colours are exact.
-    check_pixels(browser.screenshot(page, tmp_path / "view-after.png", "#phase=after"), after,
-                 {"regenerated", "preserved", "user_input"})
-
-    seed = browser.dom(page, "#node=s_005")
-    assert seed.why[0].startswith("rule 6: provenance seed r(m) of m_f003")
-    print(f"screenshots: {png} and {tmp_path / 'view-after.png'}")
+        browser.open(page, "#node=s_005")
+        assert browser.dom().why[0].startswith("rule 6: provenance seed r(m) of m_f003")
 
 
 def test_quarantine_support_and_suspicious_colours(cli: Cli, chromium: str,
@@ -285,25 +143,28 @@ def test_quarantine_support_and_suspicious_colours(cli: Cli, chromium: str,
     expected = expected_counts(report["plan"], recorded_kinds(cli, task_id))
     assert {"faulty", "quarantined", "supported", "suspicious", "replayed",
             "preserved"} <= set(expected)
-    browser = Browser(chromium, tmp_path)
-    before = browser.dom(page)
-    check_legend(before, expected)
-    check_pixels(browser.screenshot(page, tmp_path / "view.png"), before)
+    with Chromium(chromium, tmp_path) as browser:
+        browser.open(page)
+        before = browser.dom()
+        check_legend(before, expected)
+        check_pixels(browser.screenshot(tmp_path / "view.png"), before)
 
 
 def test_a_task_without_runs_is_drawn_by_kind(cli: Cli, chromium: str, tmp_path: Path) -> None:
     ok(cli("ingest", str(EXAMPLE)))
     page = tmp_path / "plain.html"
     ok(cli("view", "--task", "shopping_task_014", "--out", str(page)))
-    dom = Browser(chromium, tmp_path).dom(page, "#phase=after")
+    with Chromium(chromium, tmp_path) as browser:
+        browser.open(page, "#phase=after")
+        dom = browser.dom()
     assert dom.graph["data-phase"] == "before"
     assert "disabled" in dom.buttons["phase-after"]
     assert {k: v for k, v in dom.counts().items() if v} == {"user_input": 2, "memory": 5,
                                                            "step": 11}
 
 
-def test_five_thousand_nodes_render_in_reasonable_time(cli: Cli, chromium: str,
-                                                       tmp_path: Path) -> None:
+def test_five_thousand_nodes_render(cli: Cli, chromium: str, tmp_path: Path) -> None:
+    """Every node of a 5k-node task is drawn and counted (render speed: BENCHMARKS.md)."""
     from provrepair.repair.bench.random_cases import random_case
 
     case = random_case(seed=11, n_steps=3810, layered=False)
@@ -315,13 +176,11 @@ def test_five_thousand_nodes_render_in_reasonable_time(cli: Cli, chromium: str,
     ok(cli("plan", "--task", case.task_id, timeout=600))
     page = tmp_path / "big.html"
     ok(cli("view", "--task", case.task_id, "--out", str(page), timeout=600))
-    started = time.monotonic()
-    dom = Browser(chromium, tmp_path).dom(page, timeout=300)
-    elapsed = time.monotonic() - started
+    with Chromium(chromium, tmp_path, timeout=300) as browser:
+        browser.open(page)
+        dom = browser.dom()
     assert dom.nodes == total
     assert sum(dom.counts().values()) == total
-    assert int(dom.graph["data-render-ms"] or 0) < 60_000
-    assert elapsed < 240, f"Chromium took {elapsed:.0f} s"
 
 
 def test_view_errors(cli: Cli, tmp_path: Path) -> None:
