@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,8 +35,7 @@ def test_twelve_generated_cases_all_methods(sample: Path, tmp_path: Path, server
     monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)
     monkeypatch.delenv("PROVREPAIR_URI", raising=False)
     out = tmp_path / "results"
-    run_benchmark(sample, "all", "offline", None, out)
-    summary: dict[str, Any] = json.loads(capsys.readouterr().out)
+    summary, _ = run_benchmark(sample, "all", "offline", None, out)
     lines = [json.loads(t) for t in (out / "results.jsonl").read_text().splitlines() if t]
     assert {line["method"] for line in lines} == set(METHODS)
     assert len({line["case"] for line in lines}) == 12
