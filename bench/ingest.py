@@ -62,24 +62,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
+
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.ingest import ingest_case, node_statements
+from provrepair.provenance.keys import staging_key, task_key
+from provrepair.provenance.models import FORMAT, Case, ToolSpec
+from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.rows import edge_row
+from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Row, batched
+from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.store.queries import Query, load_registry
+from provrepair.provenance.validate import check_storable_text, parse_case, validate_case
+from provrepair.provenance.vocab import STEP_LABEL, StepType
+
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
-
-from provrepair.provenance.edges import derive_edges  # noqa: E402
-from provrepair.provenance.ingest import ingest_case, node_statements  # noqa: E402
-from provrepair.provenance.keys import staging_key, task_key  # noqa: E402
-from provrepair.provenance.models import FORMAT, Case, ToolSpec  # noqa: E402
-from provrepair.provenance.recorder import Recorder  # noqa: E402
-from provrepair.provenance.rows import edge_row  # noqa: E402
-from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Row, batched  # noqa: E402
-from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
-from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
-from provrepair.provenance.store.queries import Query, load_registry  # noqa: E402
-from provrepair.provenance.validate import check_storable_text, parse_case, validate_case  # noqa: E402
-from provrepair.provenance.vocab import STEP_LABEL, StepType  # noqa: E402
 
 WRITE_QUERIES = ("merge_user_inputs", "merge_memories", "merge_edges",
                  *(f"merge_step_{t.value}" for t in StepType))

@@ -1,7 +1,9 @@
 """Property: the Cypher planner equals a small in-memory implementation of the same spec
-(tests/reference_planner.py, written independently) on thousands of random provenance DAGs.
+(repair/plan/reference.py, written independently) on random provenance DAGs.
 
-PROVREPAIR_PROPERTY_EXAMPLES sets the number of examples (default 2000).
+PROVREPAIR_PROPERTY_EXAMPLES sets the number of examples (default 500, the profile `make test`
+runs); `python bench/property.py deep` is the longer profile, and `python bench/property.py
+mutants` plants the bugs of bench/mutants.json to show the default profile catches them.
 """
 
 from __future__ import annotations
