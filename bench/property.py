@@ -1,7 +1,8 @@
 """The planner's property test, in its two profiles, and the bugs the default profile catches.
 
     python bench/property.py deep [--examples 5000]    the long run (not part of `make test`)
-    python bench/property.py mutants [--examples 500]  plant each bug of bench/mutants.json in a
+    python bench/property.py mutants [--examples 500] [--only TEXT]
+                                                       plant each bug of bench/mutants.json in a
                                                        copy of the package; the property test
                                                        must fail on every one
 
@@ -75,9 +76,9 @@ def check_copy_is_imported(package: Path) -> None:
         raise SystemExit(f"the mutant copy is shadowed by {found}")
 
 
-def mutants(examples: int) -> int:
+def mutants(examples: int, only: str) -> int:
     rows: list[tuple[str, str, float]] = []
-    for mutant in [None, *load_mutants()]:
+    for mutant in [None, *(m for m in load_mutants() if only in m["name"])]:
         with tempfile.TemporaryDirectory(prefix="provrepair-mutant-") as tmp:
             package = Path(tmp) / "provrepair"
             copy_tracked_files(package)
@@ -108,9 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="profile", required=True)
     sub.add_parser("deep", help="the long run").add_argument("--examples", type=int, default=5000)
-    sub.add_parser("mutants", help="planted bugs").add_argument("--examples", type=int, default=500)
+    planted = sub.add_parser("mutants", help="planted bugs")
+    planted.add_argument("--examples", type=int, default=500)
+    planted.add_argument("--only", default="", help="only the mutants whose name contains this")
     args = parser.parse_args(argv)
-    return deep(args.examples) if args.profile == "deep" else mutants(args.examples)
+    return deep(args.examples) if args.profile == "deep" else mutants(args.examples, args.only)
 
 
 if __name__ == "__main__":
