@@ -2,7 +2,7 @@
 
 The LLM writes the rollback plan as JSON from a compact view of the failed run
 (llm_judge_prompt.py); the reply is validated and, when invalid, sent back with the error.
-At most `attempts` calls (default 3: two retries, §9 A12); an API error or timeout counts
+At most `attempts` calls (default 3: two retries; docs/method.md, Choices); an API error or timeout counts
 as an attempt. When no valid plan comes back the case is FAILED: a no-op plan is applied
 (nothing changes, the recorded answer stands) and the decision is logged as failed, which
 the benchmark scores as not recovered. A valid plan is executed by the shared executor:
