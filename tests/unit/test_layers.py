@@ -3,7 +3,8 @@
 Every `provrepair.*` import — at module level, inside a function or under TYPE_CHECKING —
 must point to the importer's own layer or one below it; no two packages may import each
 other; click is imported only by the CLI; no file imports the repository folders by their
-bare names (`import provenance`): installed, only `provrepair` exists.
+bare names (`import provenance`): installed, only `provrepair` exists; the benchmark scripts
+import the installed library (no sys.path edits, no tests, no private modules).
 """
 
 from __future__ import annotations
@@ -131,3 +132,29 @@ def test_a_layer_violation_is_caught() -> None:
     units = list(rank)
     assert rank[unit_of("provrepair.repair.plan.seeds", units)] < rank[
         unit_of("provrepair.provenance.ingest", units)]
+
+
+def bench_problems(path: Path) -> list[str]:
+    """What a benchmark script may not do: edit sys.path, import the tests, import a private
+    module of another package (`redis._parsers`); it runs against the installed library."""
+    problems = [f"{line}: imports {target}" for line, target in imported(path)
+                if target.split(".")[0] == "tests"
+                or any(part.startswith("_") and part != "__future__" for part in target.split("."))]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and \
+                isinstance(node.value, ast.Name) and node.value.id == "sys":
+            problems.append(f"{node.lineno}: touches sys.path")
+    return problems
+
+
+def test_benchmarks_import_only_the_installed_library() -> None:
+    offenders = [f"{path.relative_to(REPO)}:{problem}" for path in sorted((REPO / "bench").glob("*.py"))
+                 for problem in bench_problems(path)]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_a_bench_script_editing_sys_path_is_caught(tmp_path: Path) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\nsys.path.insert(0, '.')\nfrom redis._parsers import x\n"
+                      "from tests.strategies import y\n")
+    assert len(bench_problems(script)) == 3
