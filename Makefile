@@ -54,5 +54,9 @@ chromium:
 test: lint lint-cypher typecheck chromium
 	$(BIN)/pytest -q -n auto --durations=15
 
+# The lock and once-only tests, 20 iterations each (make test runs 2).
+test-lock: install
+	PROVREPAIR_LOCK_ITERATIONS=20 $(BIN)/pytest -q -n auto tests/integration/test_task_lock.py tests/integration/test_repair_once.py
+
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

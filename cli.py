@@ -19,6 +19,7 @@ from provrepair.provenance.errors import UserError
 COMMANDS = {
     "db": "store:db",
     "ingest": "ingest:ingest",
+    "delete": "ingest:delete",
     "tasks": "ingest:tasks",
     "show": "ingest:show",
     "schema": "ingest:schema",

@@ -1,4 +1,5 @@
-"""`provrepair ingest|tasks|show|schema|examples`: getting cases in and looking at them."""
+"""`provrepair ingest|delete|tasks|show|schema|examples`: getting cases in, taking them out,
+and looking at them."""
 
 from __future__ import annotations
 
@@ -54,6 +55,24 @@ def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
         return
     for r in results:
         click.echo(f"{r.status:<9} {r.task_id}  ({r.nodes} nodes, {r.edges} edges)")
+
+
+@click.command()
+@click.option("--task", "task_id", required=True, help="The task to remove.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def delete(task_id: str, as_json: bool) -> None:
+    """Remove a task from the store: its recorded graph, repair runs and evaluation data.
+
+    Refused while another process repairs or ingests the task (it holds the task's lock).
+    """
+    from provrepair.provenance.ingest import delete_task
+
+    with store() as st:
+        nodes = delete_task(st, task_id)
+    if as_json:
+        emit_json({"task_id": task_id, "deleted": True, "nodes": nodes})
+    else:
+        click.echo(f"deleted   {task_id}  ({nodes} nodes)")
 
 
 def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:

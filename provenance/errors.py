@@ -8,6 +8,7 @@
     │   ├── TaskNotFound              no task with that id in the store
     │   ├── TaskConflict              the task exists with other content (use --replace), or
     │   │                             is being written by another process
+    │   ├── TaskIncomplete            a streamed task is still being recorded (no `end` yet)
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
     │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
     └── InternalError                 our bug: a traceback is printed
@@ -57,6 +58,10 @@ class TaskNotFound(UserError):
 
 class TaskConflict(UserError):
     """The task exists with different content, or another writer holds it."""
+
+
+class TaskIncomplete(UserError):
+    """The task's recording has not ended: it cannot be repaired yet."""
 
 
 class ConfigError(UserError):

@@ -1,6 +1,7 @@
 """Write whole cases to the store: staged, then swapped in by one atomic statement.
 
-The unit of work for one case (each statement idempotent, in this order):
+The unit of work for one case, under the task's write lock (provenance/lock.py: two writers
+of one task serialize; the second is refused), each statement idempotent, in this order:
   1. delete_task(staging key)          clear a staged copy left by an interrupted run
   2. merge_task(staging key)           the staged task record (complete = false)
   3. merge_* batches (UNWIND $rows)    nodes, then edges, under the staging key
@@ -25,8 +26,10 @@ from typing import Any
 from provrepair.provenance.edges import Edge, derive_edges
 from provrepair.provenance.errors import InternalError, TaskConflict
 from provrepair.provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
 from provrepair.provenance.progress import NO_PROGRESS, Progress
+from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import (
     dumps,
     edge_row,
@@ -37,6 +40,7 @@ from provrepair.provenance.rows import (
     task_props,
 )
 from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.testhooks import checkpoint
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,22 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
                 progress: Progress = NO_PROGRESS, edges: list[Edge] | None = None) -> IngestResult:
     """Store one validated case (its `edges` derived here unless given); see the module
     docstring for the crash argument."""
-    state = _stored_state(store, case, replace)
     edges = edges if edges is not None else derive_edges(case)
     sizes = (_nodes(case), len(edges))
-    if state == "unchanged":
+    if _stored_state(store, case, replace) == "unchanged":
         return IngestResult(case.task_id, "unchanged", *sizes)
+    checkpoint("ingest_before_lock")
+    with task_lock(store, case.task_id, new_owner_id("ingest"), "ingest"):
+        checkpoint("ingest_after_lock")
+        state = _stored_state(store, case, replace)  # again: another writer may have won
+        if state == "unchanged":
+            return IngestResult(case.task_id, "unchanged", *sizes)
+        _write_version(store, case, edges, progress)
+    return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
+
+
+def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: Progress) -> None:
+    """Steps 1-6 of the module docstring; the caller holds the task lock."""
     digest = content_hash(case)
     live = task_key(case.task_id)
     staged = staging_key(case.task_id)
@@ -123,10 +138,24 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
     keep = eval_key(case.task_id, digest)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
-    if not store.run("swap_staged_task", {"task_key": live, "staging_key": staged}):
+    checkpoint("ingest_before_swap")
+    swapped = store.run("swap_staged_task", {"task_key": live, "staging_key": staged})
+    if not swapped or swapped[0]["swapped"] != 1:
         raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
-    return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
+
+
+def delete_task(store: GraphStore, task_id: str) -> int:
+    """Remove a stored task: its evaluation records, a leftover staged copy, then the task
+    with its nodes and runs in one statement. Under the task lock; returns the nodes removed.
+    A crash in between leaves the task readable (only its evaluation gone) and re-running
+    finishes the job."""
+    get_task_props(store, task_id)  # TaskNotFound, naming the task
+    with task_lock(store, task_id, new_owner_id("delete"), "delete"):
+        store.run("prune_evaluations", {"task_key": task_key(task_id), "keep_key": ""})
+        store.run("delete_task", {"task_key": staging_key(task_id)})
+        rows = store.run("delete_task", {"task_key": task_key(task_id)})
+    return int(rows[0]["nodes"]) if rows else 0
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """Whether a process of this machine still runs: the one test behind stale-lock takeover
-(repair/lock.py) and stale-server detection (provenance/store/embedded.py)."""
+(provenance/lock.py) and stale-server detection (provenance/store/embedded.py)."""
 
 from __future__ import annotations
 

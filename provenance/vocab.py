@@ -104,6 +104,7 @@ class NodeLabel(StrEnum):
     MEMORY_CONSOLIDATE = "MemoryConsolidate"
     EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
     REPAIR_RUN = "RepairRun"
+    TASK_LOCK = "TaskLock"  # one per task key; outlives ingest's swap (provenance/lock.py)
     # A run's dispositions as labels, for Neo4j Browser (cypher/browser/label_latest_run.cypher)
     FAULTY = "Faulty"
     SEED = "Seed"
@@ -127,6 +128,23 @@ class RepairEdge(StrEnum):
     REPLAYS = "REPLAYS"  # replayed step → the step it replaces
 
 
+class RunStatus(StrEnum):
+    """States of a `:RepairRun`. A run is *finished* when it reached a final state: the code
+    then stores `finished: true` on it (repair/runs.py, cypher/replay/commit_repair_run.cypher),
+    and every query that needs "finished" reads that one property."""
+
+    WRITING = "writing"          # being written; invisible until finished
+    PLANNED = "planned"          # `plan`: a recorded plan, nothing applied
+    REPAIRED = "repaired"        # `repair` committed
+    NEEDS_HUMAN = "needs_human"  # `repair` stopped before a side effect; memory side applied
+    ABORTED = "aborted"          # died before finishing; rolled back
+
+
+FINISHED_RUN_STATUSES = frozenset({RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.NEEDS_HUMAN})
+# A committed repair of the task version: `repair` is not run twice on it.
+REPAIR_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.NEEDS_HUMAN})
+
+
 class RunMark(StrEnum):
     """Relationship types from a :RepairRun to the nodes it gave each disposition."""
 
@@ -141,10 +159,8 @@ class RunMark(StrEnum):
     PRESERVED = "PRESERVED"
     SUSPICIOUS = "SUSPICIOUS"
 
-# The task record's lock properties (cypher/replay/*_repair_lock.cypher): who holds the task,
-# never copied by an export.
-LOCK_PROPERTIES = ("repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
-                   "lock_probe")
+# The task lock's properties (:TaskLock, cypher/locks/*.cypher): who holds the task's writes.
+LOCK_PROPERTIES = ("holder", "holder_pid", "holder_host", "holder_at", "purpose", "lock_probe")
 
 # Property keys the queries may use (fed to the linter so typos are caught).
 PROPERTY_KEYS = sorted({*LOCK_PROPERTIES,
@@ -158,6 +174,7 @@ PROPERTY_KEYS = sorted({*LOCK_PROPERTIES,
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
     "origin_run", "replaces", "committed", "status_before", "status_run", "answer",
+    "finished",
 })
 
 

@@ -1,8 +1,9 @@
 """Repair runs in the graph: a `:RepairRun` node per plan or repair, with its dispositions.
 
 Write unit (FalkorDB has only single-statement atomicity): the run node with status
-'writing', then the mark batches (idempotent MERGEs), then the final status. A run
-interrupted in between stays 'writing' and is never read as a finished plan.
+'writing', then the mark batches (idempotent MERGEs), then the final status with
+`finished: true` (provenance/vocab.py RunStatus). A run interrupted in between stays
+'writing', unfinished, and is never read as a plan or a repair.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.vocab import RunMark
+from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, RunMark, RunStatus
 from provrepair.repair.plan.graph import GraphView
 from provrepair.repair.plan.model import RepairPlan
 
@@ -40,14 +41,16 @@ def plan_marks(plan: RepairPlan) -> dict[RunMark, list[str]]:
 
 
 def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
-                    status: str | None = "planned", extra: dict[str, Any] | None = None,
+                    status: RunStatus | None = RunStatus.PLANNED,
+                    extra: dict[str, Any] | None = None,
                     run_id: str | None = None) -> str:
     """Write the plan as a run; returns the run id. Never touches the memory store.
     With status None the run is left 'writing' (a repair commits it later)."""
     run_id = run_id or new_run_id()
     key = run_key(plan.task_id, run_id)
     props = {"run_id": run_id, "task_id": plan.task_id, "method": method,
-             "created": int(time.time() * 1000), "status": "writing",
+             "created": int(time.time() * 1000), "status": RunStatus.WRITING.value,
+             "finished": False,
              "plan_json": plan.model_dump_json(), "summary_json": json.dumps(extra or {})}
     store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
                                    "props": props})
@@ -58,7 +61,7 @@ def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
         store.run("merge_run_marks", {"run_key": key, "rows": batch})
     if status is not None:
         store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
-                                       "props": {"status": status}})
+                                       "props": {"status": status.value, "finished": True}})
     return run_id
 
 
@@ -69,6 +72,13 @@ def list_runs(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
 
 def latest_run(store: GraphStore, task_id: str) -> dict[str, Any] | None:
     rows = store.run("get_latest_run", {"task_key": task_key(task_id)})
+    return _public(rows[0]["props"]) if rows else None
+
+
+def latest_repair(store: GraphStore, task_id: str) -> dict[str, Any] | None:
+    """The newest committed repair of the stored task version (plans do not count)."""
+    rows = store.run("get_latest_repair", {"task_key": task_key(task_id),
+                                           "statuses": sorted(REPAIR_RUN_STATUSES)})
     return _public(rows[0]["props"]) if rows else None
 
 

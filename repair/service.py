@@ -1,11 +1,15 @@
 """`provrepair repair`: plan, replay and write back one task, safely.
 
-    lock the task → roll back runs that died before committing → plan (Cypher) →
-    replay (executor, reasoner, tools) → record run + marks → new nodes → commit → unlock
+    lock the task (provenance/lock.py) → already repaired? → roll back runs that died
+    before committing → plan (Cypher) → replay (executor, reasoner, tools) → record run +
+    marks → new nodes → commit → unlock
 
-A task whose latest run already committed a repair is not repaired again: the report of
-that run is returned (re-running `repair` converges). `dry_run` takes no lock and writes
-nothing at all.
+"Already repaired" is decided inside the lock, against the latest committed *repair* of the
+stored task version (recorded plans do not count): a task version is repaired once, and
+re-running `repair` returns that run's report. A repair that stops before a side effect
+(`needs_human`) still applies its memory side (docs/method.md §5, step 1): the diagnosed
+faults are deleted and the plan's quarantine applied, so the agent cannot read them again;
+nothing of the replay is written. `dry_run` takes no lock and writes nothing at all.
 """
 
 from __future__ import annotations
@@ -14,18 +18,20 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provrepair.provenance.keys import task_key
-from provrepair.provenance.readback import read_case
+from provrepair.provenance.errors import TaskIncomplete
+from provrepair.provenance.keys import node_uid, task_key
+from provrepair.provenance.lock import task_lock
+from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.lock import repair_lock
+from provrepair.provenance.testhooks import checkpoint
+from provrepair.provenance.vocab import MemoryStatus, RunStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.replay.writeback import commit, write_new_nodes
-from provrepair.repair.runs import latest_run, new_run_id, record_plan_run, run_key
-from provrepair.repair.testhooks import checkpoint
+from provrepair.repair.runs import latest_repair, new_run_id, record_plan_run, run_key
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
@@ -58,17 +64,19 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD) -> RepairReport:
     planner = get_method(method)
-    previous = latest_run(store, task_id)
-    if previous and previous.get("status") == "repaired" and not dry_run:
-        return RepairReport(**{**previous["summary"], "status": "already_repaired"})
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]
         report.run_id, report.status = None, "dry_run"
         return report
-    with repair_lock(store, task_id, run_id):
-        roll_back_unfinished(store, task_id)
+    checkpoint("before_lock")
+    with task_lock(store, task_id, run_id, "repair"):
         checkpoint("after_lock")
+        _require_complete(store, task_id)
+        previous = latest_repair(store, task_id)
+        if previous is not None:
+            return _previous_report(previous)
+        roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
                                               planner, run_id)
         _write(store, plan, state, result, run_id, report, method)
@@ -83,13 +91,32 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
     plan = planned.plan
     tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
     # an ablation may turn early cutoff off (without selective replay replays everything)
+    stored = [(row["id"], row["kind"])
+              for row in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
     executor = Executor(case, plan, reasoner, tools, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
-                        functions=domain_functions(case.domain))
+                        functions=domain_functions(case.domain), stored_ids=stored)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(planned.decision)
     return report, plan, executor.state, result
+
+
+def _require_complete(store: GraphStore, task_id: str) -> None:
+    """A streamed task still being recorded (no `end` yet) is not repaired: its trace may
+    still grow, and a plan over half a trace would be wrong."""
+    if get_task_props(store, task_id).get("complete") is False:
+        raise TaskIncomplete(f"task {task_id!r} is still being recorded (its stream has no "
+                             "`end` event yet); repair it once the recording is complete")
+
+
+def _previous_report(previous: dict[str, Any]) -> RepairReport:
+    """The committed repair's own report: `already_repaired`, or a stop still waiting for a
+    person (`needs_human`: the memory side is applied, resume with --resume)."""
+    summary = previous["summary"]
+    if summary.get("status") == RunStatus.NEEDS_HUMAN:
+        return RepairReport(**summary)
+    return RepairReport(**{**summary, "status": "already_repaired"})
 
 
 def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
@@ -105,14 +132,24 @@ def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: Repl
            run_id: str, report: RepairReport, method: str) -> None:
     record_plan_run(store, plan, method=method, status=None, run_id=run_id)
     checkpoint("after_run_record")
-    props = {"status": report.status, "answer": report.answer or "",
+    props = {"status": report.status, "answer": report.answer or "", "finished": True,
              "summary_json": json.dumps(report.to_json())}
-    if report.status == "needs_human":  # stop before that step: apply nothing at all
+    if report.status == RunStatus.NEEDS_HUMAN:  # stop before that step: memory side only
         store.run("commit_repair_run", {"run_key": run_key(plan.task_id, run_id),
-                                        "run_id": run_id, "props": props, "rows": []})
+                                        "run_id": run_id, "props": props,
+                                        "rows": memory_side_rows(plan)})
         return
     write_new_nodes(store, state, result, run_id)
     commit(store, state, result, run_key(plan.task_id, run_id), run_id, props)
+
+
+def memory_side_rows(plan: RepairPlan) -> list[dict[str, Any]]:
+    """Status changes of a stopped repair: faults deleted, the plan's quarantine applied."""
+    key = task_key(plan.task_id)
+    return ([{"uid": node_uid(key, m), "status": MemoryStatus.DELETED.value, "audit": True}
+             for m in plan.delete_memory_ids]
+            + [{"uid": node_uid(key, m), "status": MemoryStatus.QUARANTINED.value, "audit": True}
+               for m in plan.quarantine_memory_ids])
 
 
 def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
@@ -136,11 +173,15 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
 
 def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
                     result: ReplayResult) -> RepairReport:
-    """A repair that stopped before a side effect applies nothing: report the store as is."""
-    active = sorted(m.memory_id for m in state.case.memory_store if m.status.value == "active")
+    """A repair that stopped before a side effect: only its memory side is applied."""
+    removed = set(plan.delete_memory_ids) | set(plan.quarantine_memory_ids)
+    active = sorted(m.memory_id for m in state.case.memory_store
+                    if m.status.value == "active" and m.memory_id not in removed)
     return RepairReport(
         task_id=task_id, run_id=run_id, status="needs_human", answer=None,
-        plan=plan.model_dump(), active_memory_ids=active, needs_human=result.needs_human,
+        plan=plan.model_dump(), deleted=plan.delete_memory_ids,
+        quarantined=plan.quarantine_memory_ids, active_memory_ids=active,
+        needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
                 "early_cutoff_steps": 0, "tool_calls": result.tool_calls,
                 "original_steps": len(state.original)})

@@ -7,7 +7,7 @@
 MATCH (t:Task)
 WHERE t.task_id = $task_id AND t.task_key STARTS WITH '~'
 MATCH (r:RepairRun {task_key: t.task_key})
-WHERE NOT r.status IN ['writing', 'aborted']
+WHERE r.finished = true
 WITH r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1

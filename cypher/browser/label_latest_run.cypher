@@ -15,7 +15,7 @@ MATCH (n:Node {task_key: t.task_key})
 REMOVE n:Faulty:Seed:Affected:Supported:Quarantined:Invalidated:AnswerRelevant:Replayed:Preserved:Suspicious:Regenerated
 WITH t, count(n) AS nodes
 OPTIONAL MATCH (r:RepairRun {task_key: t.task_key})
-WHERE NOT r.status IN ['writing', 'aborted']
+WHERE r.finished = true
 WITH t, nodes, r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1

@@ -6,6 +6,7 @@
 // affected ones quarantined, superseded ones restored, regenerated ones activated, new steps
 // committed. Before it the store reads exactly as before the repair.
 // rows: [{uid, status (or null), audit (bool: keep the old status for audit)}]
+// $props carries the final status and `finished: true` (provenance/vocab.py RunStatus).
 MATCH (r:RepairRun {run_key: $run_key})
 WITH r
 WHERE r.status = 'writing'

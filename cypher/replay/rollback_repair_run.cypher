@@ -6,7 +6,7 @@
 MATCH (r:RepairRun {run_key: $run_key})
 WITH r
 WHERE r.status = 'writing'
-SET r.status = 'aborted'
+SET r.status = 'aborted', r.finished = false
 WITH r
 OPTIONAL MATCH (n:Node {task_key: $task_key})
 WITH r, n

@@ -6,6 +6,7 @@ unchanged. Pure computation: the write-back (repair/replay/writeback.py) stores 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from provrepair.provenance.models import Case, ExecutionStep, Fact
@@ -37,9 +38,10 @@ class ReplayResult:
 class Executor:
     def __init__(self, case: Case, plan: RepairPlan, reasoner: Reasoner, tools: ToolRegistry,
                  tag: str, *, early_cutoff: bool = True,
-                 functions: dict[str, DomainFunction] | None = None):
+                 functions: dict[str, DomainFunction] | None = None,
+                 stored_ids: Iterable[tuple[str, str]] = ()):
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
-        self.state = RepairState(case, plan, tag)
+        self.state = RepairState(case, plan, tag, stored_ids)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
         final = final_answer_step(case)

@@ -5,6 +5,7 @@ M⁻ → M', the visible steps, and the id remapping from replaced nodes to thei
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
@@ -23,8 +24,14 @@ class NewMemory:
 class RepairState:
     """Memories, visible steps and remapping while V_replay is walked in trace order."""
 
-    def __init__(self, case: Case, plan: RepairPlan, tag: str):
+    def __init__(self, case: Case, plan: RepairPlan, tag: str,
+                 stored_ids: Iterable[tuple[str, str]] = ()):
+        """`stored_ids`: (id, kind) of every node stored for the task, earlier runs' included
+        (the case leaves those out); new ids are never one of them (docs/method.md §5, step 5)."""
         self.case, self.plan, self.tag = case, plan, tag
+        stored = list(stored_ids)
+        self.taken = {node_id for node_id, _ in stored}
+        stored_memories = [node_id for node_id, kind in stored if kind == "memory"]
         self.original = {s.step_id: s for s in case.trace}
         self.position = {s.step_id: i for i, s in enumerate(case.trace)}
         self.memory_position = {m.memory_id: i for i, m in enumerate(case.memory_store)}
@@ -40,7 +47,7 @@ class RepairState:
         self.restored_for: dict[str, str] = {}           # removed record → restored predecessor
         self.memory_remap: dict[str, str] = {}           # removed memory → regenerated one
         self.new_memories: list[NewMemory] = []
-        self._next_memory = _max_suffix(self.memories) + 1
+        self._next_memory = _max_suffix([*self.memories, *stored_memories]) + 1
 
     # -- dispositions -------------------------------------------------------------------------
 
@@ -79,7 +86,8 @@ class RepairState:
         while True:
             candidate = f"m_n{self._next_memory:03d}"
             self._next_memory += 1
-            if candidate not in self.memories and candidate not in self.original:
+            if (candidate not in self.memories and candidate not in self.original
+                    and candidate not in self.taken):
                 return candidate
 
     def remap(self, ids: list[str]) -> list[str]:
@@ -143,6 +151,6 @@ class RepairState:
         return self.position.get(step.step_id, self.new_position.get(step.step_id, 0))
 
 
-def _max_suffix(ids: dict[str, MemoryRecord]) -> int:
+def _max_suffix(ids: Iterable[str]) -> int:
     numbers = [int(m.group(1)) for i in ids if (m := re.search(r"(\d+)$", i))]
     return max(numbers, default=0)

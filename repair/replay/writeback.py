@@ -20,9 +20,9 @@ from provrepair.provenance.keys import node_uid as _uid
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
 from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.testhooks import checkpoint
 from provrepair.repair.replay.executor import ReplayResult
 from provrepair.repair.replay.state import RepairState
-from provrepair.repair.testhooks import checkpoint
 
 
 def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,

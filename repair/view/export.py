@@ -24,9 +24,12 @@ from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import group_node_rows
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.vocab import LOCK_PROPERTIES, RepairEdge
+from provrepair.provenance.vocab import RepairEdge
 
-NOT_COPIED = frozenset(LOCK_PROPERTIES)
+# Lock properties a task record carried before the lock moved to its own :TaskLock node
+# (provenance/lock.py); a store written then may still hold them. Never copied.
+NOT_COPIED = frozenset({"repair_lock", "repair_lock_pid", "repair_lock_host", "repair_lock_at",
+                        "lock_probe"})
 
 
 @dataclass

@@ -51,7 +51,18 @@ def ingest(store: GraphStore, name: str) -> Case:
 
 
 def repair(store: GraphStore, case: Case, **kwargs: Any) -> RepairReport:
-    return repair_task(store, case.task_id, OfflineReasoner(), **kwargs)
+    report = repair_task(store, case.task_id, OfflineReasoner(), **kwargs)
+    assert_no_id_reused(store, case.task_id)
+    return report
+
+
+def assert_no_id_reused(store: GraphStore, task_id: str) -> None:
+    """The write-back invariant (docs/method.md §5, step 5): every id names one node of the
+    task, and no record has two producers."""
+    ids = [r["id"] for r in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)
+    producers = [dst for label, _, dst in edges(store, task_id) if label == "PRODUCE"]
+    assert len(producers) == len(set(producers)), "a record with two PRODUCE edges"
 
 
 def norm(text: str) -> str:
@@ -525,15 +536,21 @@ def test_side_effect_without_safe_interface_needs_a_human(
     assert "issue_refund" in report.needs_human["reason"]
     assert tool_calls == []  # the refund was not issued again
     assert report.answer is None
-    # nothing applied: statuses unchanged, no new nodes, no new edges
-    assert statuses(store, case.task_id) == before_statuses
-    assert statuses(store, case.task_id)["m_f002"] == "active"
+    # only the memory side applied: the diagnosed fault leaves retrieval (deleted), the
+    # plan's quarantine applies; no new nodes, no new edges
+    after = statuses(store, case.task_id)
+    assert after["m_f002"] == "deleted"
+    assert report.deleted == ["m_f002"] and "m_f002" not in report.active_memory_ids
+    expected = {**before_statuses, **{m: "deleted" for m in report.plan["delete_memory_ids"]},
+                **{m: "quarantined" for m in report.plan["quarantine_memory_ids"]}}
+    assert after == expected
     assert new_nodes(store, case.task_id) == {}
     assert edges(store, case.task_id) == before_edges
     assert [r["status"] for r in list_runs(store, case.task_id)] == ["needs_human"]
-    # not a finished repair: asking again stops at the same step again
+    # the stop is the task's repair: asking again reports it, and applies nothing more
     again = repair(store, case)
     assert again.status == "needs_human" and again.needs_human == report.needs_human
+    assert [r["status"] for r in list_runs(store, case.task_id)] == ["needs_human"]
     assert new_nodes(store, case.task_id) == {}
 
 

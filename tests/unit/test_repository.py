@@ -18,6 +18,8 @@ def tracked_files() -> list[Path]:
 
 
 def test_no_path_outside_the_repository() -> None:
+    # the clone's own parent folder, unless it is a generic one such as /tmp
+    parent = str(REPO.parent) + "/" if len(REPO.parent.parts) > 2 else None
     hits = []
     for path in tracked_files():
         if not path.is_file():
@@ -28,7 +30,7 @@ def test_no_path_outside_the_repository() -> None:
             continue
         hits += [f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}"
                  for n, line in enumerate(text.splitlines(), 1)
-                 if OUTSIDE.search(line) or str(REPO.parent) + "/" in line]
+                 if OUTSIDE.search(line) or (parent and parent in line)]
     assert not hits, "\n".join(hits)
 
 
