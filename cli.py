@@ -9,6 +9,7 @@ a bug in provrepair and shows its traceback.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
 
 import click
@@ -69,6 +70,9 @@ def main() -> None:
     (~/.local/share/provrepair), started on demand. Set PROVREPAIR_URI (bolt://, neo4j://,
     +s/+ssc variants) with PROVREPAIR_USER/PROVREPAIR_PASSWORD to use Neo4j 5 instead.
     """
+    # The Neo4j driver logs every retry of a failed transaction as a warning; the error we
+    # raise when it gives up is the one line a user needs.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
 
 
 if __name__ == "__main__":

@@ -98,5 +98,5 @@ def map_driver_error(exc: BaseException, query_name: str) -> ProvrepairError:
         return StoreUnavailable(f"the graph store refused the credentials: {type(exc).__name__}")
     if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, neo.ServiceUnavailable,
                         neo.SessionExpired, ConnectionError, OSError)):
-        return StoreUnavailable(f"cannot reach the graph store running {query_name}: {exc}")
+        return StoreUnavailable(f"cannot reach the graph store ({query_name}): {exc}")
     return StoreError(f"query {query_name} failed: {exc}")

@@ -11,6 +11,7 @@
     PROVREPAIR_VAULT_DATABASE  Neo4j database for evaluation-only data (default: the same)
     PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
                           so several independent stores can share one server
+    PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to answer (default 10)
 
 Credentials never travel in a URI (URIs are echoed in messages); they come from the
 variables a `Credentials` names, so an error can say which variable to set.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from provrepair.provenance.errors import ConfigError, ProvrepairError, map_driver_error
+from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
 from provrepair.provenance.vocab import FINISHED_RUN_STATUSES
@@ -57,30 +58,70 @@ EXPORT_CREDENTIALS = Credentials("PROVREPAIR_EXPORT_USER", "PROVREPAIR_EXPORT_PA
 def connect(uri: str, credentials: Credentials, *, database: str = "neo4j",
             vault_database: str | None = None, graph: str = DEFAULT_GRAPH) -> GraphStore:
     """Open the store at `uri` (Neo4j or an external FalkorDB) with its indexes ready."""
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+    except ValueError as exc:  # e.g. bolt://[::1:7687
+        raise ConfigError(f"{uri!r} is not a valid URI: {exc}") from exc
     if parts.username or parts.password:
         shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         raise ConfigError(f"{shown!r} must not hold credentials (the URI is shown in messages); "
                           f"set {credentials.user_var} and {credentials.password_var} instead")
     try:
         store = _open_uri(uri, credentials, database, vault_database, graph)
-    except ProvrepairError:
-        raise
-    except Exception as exc:  # a malformed URI the driver refuses, and the like
-        raise map_driver_error(exc, f"connect to {uri}") from exc
+    except Exception as exc:
+        if _refused_credentials(exc):
+            wanted = (credentials.password_var if parts.scheme == "falkordb" else
+                      f"{credentials.user_var} (default neo4j) and {credentials.password_var}")
+            raise StoreUnavailable(f"{uri} refused the credentials: set {wanted}") from exc
+        if isinstance(exc, ProvrepairError):
+            raise
+        raise _not_a_store(uri, exc) from exc
     return _with_schema(store)
+
+
+def _not_a_store(uri: str, exc: Exception) -> ProvrepairError:
+    if isinstance(exc, ValueError):  # a malformed URI (urllib, the drivers)
+        return ConfigError(f"{uri!r} is not a valid URI: {exc}")
+    # not a graph store there (a protocol error), and the like
+    return StoreUnavailable(f"cannot use {uri} as a graph store: {type(exc).__name__}: {exc}")
+
+
+def _refused_credentials(exc: BaseException) -> bool:
+    """The driver's own authentication error, here or as the cause of our mapped one."""
+    import neo4j.exceptions as neo
+    import redis.exceptions as rex
+
+    for err in (exc, exc.__cause__):
+        if isinstance(err, (rex.AuthenticationError, neo.AuthError)):
+            return True
+        if isinstance(err, rex.ResponseError) and str(err).startswith(("NOAUTH", "WRONGPASS")):
+            return True
+    return False
+
+
+def connect_timeout() -> float:
+    """PROVREPAIR_CONNECT_TIMEOUT in seconds (default 10)."""
+    raw = os.environ.get("PROVREPAIR_CONNECT_TIMEOUT", "").strip() or "10"
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 3600:
+        raise ConfigError(f"PROVREPAIR_CONNECT_TIMEOUT={raw!r}: expected seconds, e.g. 10")
+    return value
 
 
 def _open_uri(uri: str, credentials: Credentials, database: str, vault_database: str | None,
               graph: str) -> GraphStore:
     parts = urlsplit(uri)
+    timeout = connect_timeout()
     if parts.scheme in NEO4J_SCHEMES:
         from provrepair.provenance.store.neo4j import Neo4jStore
 
         if credentials.password is None:
             raise ConfigError(f"{credentials.password_var} is required for Neo4j ({uri})")
         return Neo4jStore(uri, credentials.user, credentials.password, database=database,
-                          vault_database=vault_database)
+                          vault_database=vault_database, connect_timeout=timeout)
     if parts.scheme == "falkordb":
         from provrepair.provenance.store.falkordb import FalkorDBStore
 
@@ -91,7 +132,7 @@ def _open_uri(uri: str, credentials: Credentials, database: str, vault_database:
         if not host or not port:
             raise ConfigError(f"{uri!r}: expected falkordb://HOST:PORT")
         return FalkorDBStore(host, port, credentials.password, graph=graph,
-                             vault_graph=f"{graph}_vault")
+                             vault_graph=f"{graph}_vault", connect_timeout=timeout)
     raise ConfigError(f"URI scheme {parts.scheme!r} of {uri!r} is not supported; use one of "
                       f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
 

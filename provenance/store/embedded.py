@@ -10,7 +10,13 @@ Layout of the data directory ($PROVREPAIR_HOME, default ~/.local/share/provrepai
     lock          held while starting or stopping, so two commands never race
 
 The server binds 127.0.0.1 on a free port, requires the password, has no Bolt port, and
-refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second.
+refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second. The home and
+data folders are private (0700) and the server writes its files 0600 (it runs with umask
+077): stored content and evaluation data are readable by their owner only.
+
+After a start the server is verified: its log must hold no CRITICAL line since the start,
+and a probe query must answer on every stored graph; a store that comes back damaged is
+reported, never declared started.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from pathlib import Path
 
 import redis
 
-from provrepair.provenance.errors import StoreUnavailable
+from provrepair.provenance.errors import ConfigError, StoreUnavailable
 from provrepair.provenance.process import pid_alive
 
 START_TIMEOUT_S = 60.0
@@ -84,7 +90,7 @@ class EmbeddedServer:
 
     def start(self) -> tuple[ServerInfo, bool]:
         """Start unless running; returns (info, started_now)."""
-        self.home.mkdir(parents=True, exist_ok=True)
+        self._prepare_home()
         with self._locked():
             info = self.running()
             if info is not None:
@@ -109,7 +115,7 @@ class EmbeddedServer:
     def password(self) -> str:
         path = self.home / "password"
         if not path.exists():
-            self.home.mkdir(parents=True, exist_ok=True)
+            self._prepare_home()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as handle:
                 handle.write(secrets.token_urlsafe(32))
@@ -127,20 +133,39 @@ class EmbeddedServer:
                     raise
         raise AssertionError("unreachable")
 
+    def _prepare_home(self) -> None:
+        """The home and data folders, private (0700), with files a server of an earlier
+        version wrote made private too."""
+        try:
+            for folder in (self.home, self.home / "data"):
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                folder.chmod(0o700)
+            for path in [*self.home.iterdir(), *(self.home / "data").rglob("*")]:
+                path.chmod(0o700 if path.is_dir() else 0o600)
+        except OSError as exc:
+            raise ConfigError(f"PROVREPAIR_HOME={str(self.home)!r} cannot hold the store: "
+                              f"{exc.strerror or exc}") from exc
+
     def _launch_once(self) -> ServerInfo:
         server_bin, module = _binaries()
-        (self.home / "data").mkdir(exist_ok=True)
+        self._prepare_home()
         (self.home / "redis.pid").unlink(missing_ok=True)  # left by a killed server
         port = _free_port()
         conf = self.home / "redis.conf"
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(self._config(port, module))
-        subprocess.run([server_bin, str(conf)], check=False, capture_output=True, timeout=30)
+        log_start = self._log_size()
+        # umask 077: the daemon's AOF, snapshots and log are the owner's only
+        subprocess.run([server_bin, str(conf)], check=False, capture_output=True, timeout=30,
+                       preexec_fn=lambda: os.umask(0o077))
         pid = self._wait_pid()
         info = ServerInfo(pid=pid, port=port, home=self.home)
         self._wait_ready(info)
-        (self.home / "server.json").write_text(json.dumps({"pid": pid, "port": port}))
+        self._verify(info, log_start)
+        fd = os.open(self.home / "server.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps({"pid": pid, "port": port}))
         return info
 
     def _config(self, port: int, module: str) -> str:
@@ -175,6 +200,32 @@ class EmbeddedServer:
         raise StoreUnavailable(
             f"the embedded FalkorDB server (pid {info.pid}) is not answering:\n{self._log_tail()}")
 
+    def _log_size(self) -> int:
+        try:
+            return (self.home / "redis.log").stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _verify(self, info: ServerInfo, log_start: int) -> None:
+        """No CRITICAL line logged since the start, and every graph answers a probe."""
+        with open(self.home / "redis.log", "rb") as handle:
+            handle.seek(log_start)
+            critical = [line.decode(errors="replace").strip() for line in handle
+                        if b"CRITICAL" in line]
+        problem = "; ".join(critical[:3])
+        if not problem:
+            try:
+                client = self._client(info)
+                for graph in client.execute_command("GRAPH.LIST"):  # type: ignore[no-untyped-call]
+                    client.execute_command(  # type: ignore[no-untyped-call]
+                        "GRAPH.RO_QUERY", graph, "MATCH (n) RETURN count(n)")
+            except redis.exceptions.RedisError as exc:
+                problem = f"a probe query failed: {exc}"
+        if problem:
+            raise StoreUnavailable(
+                f"the embedded store in {self.home} started damaged ({problem}); stop it with "
+                "`provrepair db stop`, and restore the data folder from a backup")
+
     def _client(self, info: ServerInfo) -> redis.Redis:
         return redis.Redis(host=info.host, port=info.port, password=self.password(),
                            socket_timeout=5)
@@ -200,7 +251,7 @@ class EmbeddedServer:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.home.mkdir(parents=True, exist_ok=True)
+        self._prepare_home()
         with open(self.home / "lock", "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

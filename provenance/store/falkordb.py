@@ -27,10 +27,12 @@ class FalkorDBStore(GraphStore):
     engine = "falkordb"
 
     def __init__(self, host: str, port: int, password: str | None, *, graph: str = GRAPH,
-                 vault_graph: str = VAULT_GRAPH, registry: QueryRegistry | None = None):
+                 vault_graph: str = VAULT_GRAPH, registry: QueryRegistry | None = None,
+                 connect_timeout: float = 10.0):
         super().__init__(registry)
         self.host, self.port, self.graph_name = host, port, graph
-        self._db = FalkorDB(host=host, port=port, password=password, socket_timeout=600)
+        self._db = FalkorDB(host=host, port=port, password=password, socket_timeout=600,
+                            socket_connect_timeout=connect_timeout)
         self._graphs = {"graph": self._db.select_graph(graph),
                         "vault": self._db.select_graph(vault_graph)}
 

@@ -22,14 +22,22 @@ class Neo4jStore(GraphStore):
     engine = "neo4j"
 
     def __init__(self, uri: str, user: str, password: str, *, database: str = "neo4j",
-                 vault_database: str | None = None, registry: QueryRegistry | None = None):
+                 vault_database: str | None = None, registry: QueryRegistry | None = None,
+                 connect_timeout: float = 10.0):
         super().__init__(registry)
         self.uri = uri
         self._databases = {"graph": database, "vault": vault_database or database}
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
-        except Exception as exc:  # malformed URI and the like
-            raise map_driver_error(exc, "connect") from exc
+            # A bounded connect: an unreachable host fails within connect_timeout, once,
+            # instead of the managed-transaction retries (~30 s of warnings) of a first query.
+            self._driver = neo4j.GraphDatabase.driver(
+                uri, auth=(user, password), connection_timeout=connect_timeout,
+                connection_acquisition_timeout=connect_timeout)
+            self._driver.verify_connectivity()
+        except Exception as exc:  # malformed URI, unreachable, refused credentials
+            if hasattr(self, "_driver"):
+                self._driver.close()
+            raise map_driver_error(exc, f"connect to {uri}") from exc
 
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
         routing = neo4j.RoutingControl.READ if query.mode == "read" else neo4j.RoutingControl.WRITE

@@ -102,3 +102,39 @@ def test_server_is_private(home_cli: HomeCli) -> None:
 def test_stop_when_not_running(home_cli: HomeCli) -> None:
     result = home_cli("db", "stop")
     assert result.returncode == 0 and "not running" in result.stdout
+
+
+def test_data_directory_is_private(home_cli: HomeCli) -> None:
+    """Stored content and evaluation data (in the AOF) are readable by their owner only."""
+    assert home_cli("ingest", str(EXAMPLE)).returncode == 0
+    for folder in (home_cli.home, home_cli.home / "data"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    files = [p for p in home_cli.home.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".aof" for p in files)
+    loose = {str(p.relative_to(home_cli.home)): oct(stat.S_IMODE(p.stat().st_mode))
+             for p in files if stat.S_IMODE(p.stat().st_mode) & 0o077}
+    assert not loose
+
+
+def test_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "home").write_text("not a folder")
+    result = HomeCli(tmp_path / "home")("tasks")
+    assert result.returncode == 2
+    assert result.stderr.startswith("ConfigError: PROVREPAIR_HOME=")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_start_that_logs_damage_is_reported(home_cli: HomeCli) -> None:
+    """`db start` checks the log written since the start (and probes every graph)."""
+    from provrepair.provenance.errors import StoreUnavailable
+
+    assert home_cli("db", "start").returncode == 0
+    server = EmbeddedServer(home_cli.home)
+    info = server.running()
+    assert info is not None
+    server._verify(info, 0)  # a clean start passes
+    offset = (home_cli.home / "redis.log").stat().st_size
+    with open(home_cli.home / "redis.log", "a") as log:
+        log.write("1:M 24 Nov 2026 # <graph> CRITICAL Attempted to access undefined attribute\n")
+    with pytest.raises(StoreUnavailable, match="started damaged"):
+        server._verify(info, offset)
