@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from provrepair.loaders import strict_json
 from provrepair.provenance.errors import CaseError, InputError
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import parse_case
@@ -108,9 +109,11 @@ def _decode(data: bytes, where: str) -> Any:
     if not text.strip():
         raise InputError(f"{where}: is empty; expected a JSON case")
     try:
-        return json.loads(text)
+        return strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: "
                          f"{exc.msg}") from exc
+    except strict_json.StrictJSONError as exc:
+        raise InputError(f"{where}: {exc}") from exc
     except RecursionError as exc:
         raise InputError(f"{where}: JSON nested too deeply") from exc

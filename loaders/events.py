@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from provrepair.loaders import strict_json
 from provrepair.provenance.errors import CaseError, InputError, UserError
 from provrepair.provenance.models import ToolSpec
 from provrepair.provenance.parsing import parse_model
@@ -119,11 +120,15 @@ class EventStream:
 
 def decode_event(line: bytes, where: str) -> Any:
     try:
-        return json.loads(line.decode("utf-8"))
+        return strict_json.loads(line.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(f"{where}: not UTF-8 (invalid byte at offset {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from exc
+    except strict_json.StrictJSONError as exc:
+        raise InputError(f"{where}: {exc}") from exc
+    except RecursionError as exc:
+        raise InputError(f"{where}: JSON nested too deeply") from exc
 
 
 def consume(stream: EventStream, lines: Iterable[bytes], name: str,

@@ -115,7 +115,7 @@ class FaultManifestEntry(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     fault_type: FaultType
-    target: StrictStr
+    target: StrictStr | None  # null for faults with no prior record (an injected wrong-user one)
 
 
 class Evaluation(_Data):

@@ -314,13 +314,35 @@ def test_rejected_rule(cli: Any, refused: Any, tmp_path: Path, mutate: Any,
     refused(cli("ingest", str(path)), "CaseError", f"'{TID}'", str(path), *needles)
 
 
-def test_nan_trust_score(cli: Any, refused: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["trust_score", "world", "tool_args"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_non_finite_numbers_are_refused(cli: Any, refused: Any, tmp_path: Path, where: str,
+                                        value: float) -> None:
+    """Python's json writes and reads bare NaN/Infinity tokens; the format has none (they
+    were stored as null inside `world` and `tool_args`)."""
     case = fresh()
-    case["memory_store"][1]["trust_score"] = float("nan")
-    path = write(tmp_path, "nan.json", json.dumps(case))  # writes a bare NaN token
-    assert "NaN" in path.read_text()
-    refused(cli("ingest", str(path)), "CaseError", f"'{TID}'",
-                   "memory_store[1].trust_score", "'m_004'")
+    if where == "trust_score":
+        case["memory_store"][1]["trust_score"] = value
+    elif where == "world":
+        case["world"]["threshold"] = [1, {"x": value}]
+    else:
+        case["trace"][0]["tool_args"] = {"limit": value}
+    path = write(tmp_path, "nan.json", json.dumps(case))  # writes a bare token
+    refused(cli("ingest", str(path)), "InputError", str(path), "not a JSON number")
+
+
+def test_duplicate_keys_are_refused(cli: Any, refused: Any, tmp_path: Path) -> None:
+    text = line(fresh())
+    path = write(tmp_path, "dup.json", text[:-1] + ', "domain": "travel"}')
+    refused(cli("ingest", str(path)), "InputError", str(path), "duplicate key 'domain'")
+
+
+def test_duplicate_keys_in_an_event_stream_are_refused(cli: Any, tmp_path: Path) -> None:
+    path = write(tmp_path, "events.jsonl",
+                 '{"kind": "task", "task_id": "t", "domain": "a", "domain": "b"}\n')
+    result = cli("ingest", "--follow", str(path))
+    assert result.returncode == 2 and "duplicate key 'domain'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_newline_in_an_unknown_key_stays_one_line(cli: Any, refused: Any,

@@ -625,3 +625,13 @@ def test_example_edge_counts() -> None:
                       EdgeLabel.PRODUCE: 2, EdgeLabel.DELETE: 0, EdgeLabel.UPDATE: 0,
                       EdgeLabel.CONSOLIDATE: 0, EdgeLabel.SUPERSEDE: 0, EdgeLabel.DERIVE: 0,
                       EdgeLabel.INITIATE: 2}
+
+
+def test_fault_manifest_entry_without_target_is_accepted() -> None:
+    """A wrong-user fault has no earlier record to target: `target: null` is valid."""
+    raw = json.loads((Path(__file__).resolve().parents[2] / "examples"
+                      / "shopping_poisoned_price.json").read_text())
+    raw["evaluation"]["fault_manifest"] = [{"fault_type": "wrong_user", "target": None,
+                                            "record": "m_x"}]
+    case = parse_case(raw)
+    assert case.evaluation is not None and case.evaluation.fault_manifest[0].target is None
