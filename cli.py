@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from typing import Any
 
 import click
@@ -50,6 +51,23 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(f"provrepair.commands.{module}"),
                                          attr)
         return command
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's usage errors on one line too (`UsageError: ...`, exit 2)."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+            click.echo(f"UsageError: {exc.format_message()}{hint}", err=True)
+            sys.exit(2)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

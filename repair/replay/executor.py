@@ -17,7 +17,12 @@ from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
 from provrepair.repair.replay.mutations import apply_mutation
 from provrepair.repair.replay.state import RepairState
-from provrepair.repair.tools.registry import SideEffectRefused, ToolRegistry
+from provrepair.repair.tools.registry import (
+    SideEffectRefused,
+    ToolCallRejected,
+    ToolRegistry,
+    ToolResult,
+)
 
 
 @dataclass
@@ -132,7 +137,11 @@ class Executor:
         compensate = self.tools.check_replayable(call.tool, step.step_id)
         if compensate is not None:
             self.tools.call(compensate, dict(step.tool_args or {}))
-        result = self.tools.call(call.tool, call.args)
+        try:
+            result = self.tools.call(call.tool, call.args)
+        except ToolCallRejected as exc:  # the step is unresolved; the repair goes on
+            self.result.unresolved[step.step_id] = str(exc)
+            result = ToolResult(f"(unresolved: {exc})", [], "error")
         old_obs = self._observations(step)
         same_call = call.tool == step.tool_name and call.args == (step.tool_args or {})
         self._record(step, new, same=same_call)

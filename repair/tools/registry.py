@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.provenance.errors import UserError
-from provrepair.provenance.models import ToolSpec
+from provrepair.provenance.models import Fact, ToolSpec
 
 DomainTool = Callable[[dict[str, Any], dict[str, Any]], "ToolResult"]  # (args, world) → result
 
@@ -30,6 +30,11 @@ class ToolResult:
 
 class SideEffectRefused(UserError):
     """Replaying this tool call could repeat a side effect; a human must decide."""
+
+
+class ToolCallRejected(Exception):
+    """A tool could not run with the arguments it was given (other argument names, missing
+    values). Not a crash: the replayed step becomes unresolved with this reason."""
 
 
 class ToolRegistry:
@@ -66,7 +71,7 @@ class ToolRegistry:
         if recorded is not None:
             return recorded
         if tool in self.pack:
-            return self.pack[tool](args, self.world)
+            return _checked(tool, args, lambda: self.pack[tool](args, self.world))
         return ToolResult(f"no result available for {tool} with {args}", [], "error")
 
     def _recorded(self, tool: str, args: dict[str, Any]) -> ToolResult | None:
@@ -79,3 +84,17 @@ class ToolRegistry:
         self._cursor[key] += 1
         return ToolResult(str(entry.get("result", "")), list(entry.get("facts", [])),
                           str(entry.get("status", "ok")))
+
+
+def _checked(tool: str, args: dict[str, Any], run: Callable[[], ToolResult]) -> ToolResult:
+    """Run a domain tool; arguments it cannot use, or facts it cannot state from them (an
+    entity id missing because the argument had another name), reject the call."""
+    try:
+        result = run()
+        for fact in result.facts:
+            Fact.model_validate(fact)
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:  # ValidationError too
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ToolCallRejected(f"{tool} cannot run with arguments {sorted(args)}: "
+                               f"{reason}") from exc
+    return result

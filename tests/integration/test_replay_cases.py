@@ -577,3 +577,25 @@ def test_compensating_tool_runs_before_the_reissued_call(
     observation = new_nodes(store, case.task_id)[report.replayed["s_004"]]
     assert observation["content"] == "Refunded $120.00 for ORD00200 (R-2)"
     assert report.answer == "Refunded $120.00 for ORD00200."
+
+
+def test_tool_called_with_other_argument_names_leaves_the_step_unresolved(
+        store: GraphStore) -> None:
+    """`cancel_booking` given `entity_id` instead of `flight_id`: no traceback, the step is
+    unresolved with the reason, and the repair goes on to its answer."""
+    raw = json.loads((CASES / "small_plan_tool_action.json").read_text())
+    raw["task_id"] = "bad_tool_args"
+    for section in ("session", "memory_store", "trace"):
+        for record in raw[section]:
+            record["task_id"] = "bad_tool_args"
+    raw["tools"] = [{"name": "cancel_booking", "side_effect": False, "compensate": None,
+                     "idempotent": True}]
+    action = next(s for s in raw["trace"] if s["step_id"] == "s_004")
+    action["tool_name"], action["tool_args"] = "cancel_booking", {"entity_id": "JL061"}
+    action["derivation"] = {"fn": "tool_call", "args": {"tool": "cancel_booking",
+                                                        "args": {"entity_id": "JL061"}}}
+    case = parse_case(raw)
+    ingest_case(store, case)
+    report = repair(store, case)
+    assert report.status == "repaired"
+    assert "cancel_booking cannot run with arguments ['entity_id']" in report.unresolved["s_004"]
