@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from provrepair.commands.output import emit_json, id_list, store
+from provrepair.provenance.errors import InputError
 
 
 @click.command()
@@ -80,18 +81,39 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--method", default="dependency_guided", show_default=True,
               help="Repair method: ours (dependency_guided), a baseline or an ablation "
                    "(see `provrepair methods`).")
+@click.option("--resume", is_flag=True,
+              help="Continue a repair that stopped with needs_human (exit 3), after a person "
+                   "decided about the side-effecting step it names.")
+@click.option("--approve", multiple=True, metavar="STEP",
+              help="With --resume: re-issue this step's side-effecting call.")
+@click.option("--skip", multiple=True, metavar="STEP",
+              help="With --resume: do not re-issue this step's call; it stays unresolved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, dry_run: bool,
-           no_early_cutoff: bool, method: str, as_json: bool) -> None:
+           no_early_cutoff: bool, method: str, resume: bool, approve: tuple[str, ...],
+           skip: tuple[str, ...], as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
-    answer needs, and write the result back (crash-safe; one repair per task at a time)."""
-    from provrepair.repair.reasoners import make_reasoner
-    from provrepair.repair.service import repair_task
+    answer needs, and write the result back (crash-safe; one writer per task at a time).
 
+    A task version is repaired once; running `repair` again prints that repair. Exit codes:
+    0 repaired (or already repaired), 2 an error you can fix (one line on stderr), 3 stopped
+    before a side-effecting tool call: the faulty memories are already out of retrieval, and
+    `--resume --approve STEP` or `--resume --skip STEP` finishes the repair.
+    """
+    from provrepair.repair.reasoners import make_reasoner
+    from provrepair.repair.service import Resume, repair_task
+
+    if (approve or skip) and not resume:
+        raise InputError("--approve and --skip go with --resume")
+    if resume and (dry_run or faults):
+        raise InputError("--resume continues the stopped repair's own plan: no --dry-run "
+                         "or --faults")
+    decided = Resume(frozenset(approve), frozenset(skip)) if resume else None
     fault_ids = id_list(faults)
     with store() as st:
         report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
-                             dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method)
+                             dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method,
+                             resume=decided)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -113,8 +135,10 @@ def _print_report(report: Any) -> None:
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")
     if report.needs_human:
-        click.echo(f"  NEEDS A HUMAN at {report.needs_human['step_id']}: "
-                   f"{report.needs_human['reason']}")
+        step = report.needs_human["step_id"]
+        click.echo(f"  NEEDS A HUMAN at {step}: {report.needs_human['reason']}")
+        click.echo(f"  the faulty memories are already out of retrieval; then run: provrepair "
+                   f"repair --task {report.task_id} --resume --approve {step}  (or --skip {step})")
     c = report.counts
     click.echo(f"  cost: {c.get('llm_calls', 0)} LLM calls, {c.get('tokens', 0)} tokens, "
                f"{c.get('replayed_steps', 0)}/{c.get('original_steps', 0)} steps replayed, "

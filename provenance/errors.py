@@ -9,6 +9,8 @@
     │   ├── TaskConflict              the task exists with other content (use --replace), or
     │   │                             is being written by another process
     │   ├── TaskIncomplete            a streamed task is still being recorded (no `end` yet)
+    │   ├── NothingToResume           `repair --resume` without a stopped repair, or naming a
+    │   │                             step the stopped repair does not replay
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
     │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
     └── InternalError                 our bug: a traceback is printed
@@ -62,6 +64,10 @@ class TaskConflict(UserError):
 
 class TaskIncomplete(UserError):
     """The task's recording has not ended: it cannot be repaired yet."""
+
+
+class NothingToResume(UserError):
+    """`repair --resume` has no stopped (needs_human) repair to continue, or a bad step."""
 
 
 class ConfigError(UserError):

@@ -9,7 +9,9 @@ stored task version (recorded plans do not count): a task version is repaired on
 re-running `repair` returns that run's report. A repair that stops before a side effect
 (`needs_human`) still applies its memory side (docs/method.md §5, step 1): the diagnosed
 faults are deleted and the plan's quarantine applied, so the agent cannot read them again;
-nothing of the replay is written. `dry_run` takes no lock and writes nothing at all.
+nothing of the replay is written. After a person decided, `resume` (with the steps they
+approve or skip) replays the stopped run's plan again in a new run. `dry_run` takes no lock
+and writes nothing at all.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provrepair.provenance.errors import TaskIncomplete
+from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.readback import get_task_props, read_case
@@ -26,6 +28,7 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
+from provrepair.repair.methods.base import Decision
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
@@ -36,6 +39,14 @@ from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
 METHOD = "dependency_guided"
+
+
+@dataclass(frozen=True)
+class Resume:
+    """What a person decided about a stopped repair (`repair --resume`)."""
+
+    approve: frozenset[str] = frozenset()   # re-issue these side-effecting calls
+    skip: frozenset[str] = frozenset()      # do not re-issue these; their steps stay unresolved
 
 
 @dataclass
@@ -62,7 +73,8 @@ class RepairReport:
 
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
-                early_cutoff: bool = True, method: str = METHOD) -> RepairReport:
+                early_cutoff: bool = True, method: str = METHOD,
+                resume: Resume | None = None) -> RepairReport:
     planner = get_method(method)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
@@ -74,31 +86,55 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
         checkpoint("after_lock")
         _require_complete(store, task_id)
         previous = latest_repair(store, task_id)
-        if previous is not None:
+        stopped_plan = None
+        if resume is not None:
+            stopped_plan = _resumable_plan(task_id, previous, resume)
+        elif previous is not None:
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id)
+                                              planner, run_id, stopped_plan, resume)
         _write(store, plan, state, result, run_id, report, method)
         return report
 
 
+def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
+                    resume: Resume) -> RepairPlan:
+    """The plan of the task's stopped repair, checked against the person's decisions."""
+    if previous is None or previous["status"] != RunStatus.NEEDS_HUMAN:
+        state = "has no repair" if previous is None else f"is {previous['status']}"
+        raise NothingToResume(f"task {task_id!r} {state}: nothing to resume (only a repair "
+                              "that stopped with needs_human can be resumed)")
+    plan = RepairPlan.model_validate(previous["plan"])
+    for step_id in sorted(resume.approve | resume.skip):
+        if step_id not in plan.replay_step_ids:
+            raise NothingToResume(f"task {task_id!r}: step {step_id!r} is not replayed by the "
+                                  "stopped repair (--approve/--skip name a step it stopped at)")
+    return plan
+
+
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
-            early_cutoff: bool, planner: Method, run_id: str,
+            early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
+            resume: Resume | None = None,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
-    planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
-    plan = planned.plan
-    tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain))
+    decision = Decision()
+    if plan is None:
+        planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
+        plan, decision = planned.plan, planned.decision
+    resume = resume or Resume()
+    tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
+                         approved=resume.approve)
     # an ablation may turn early cutoff off (without selective replay replays everything)
     stored = [(row["id"], row["kind"])
               for row in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
     executor = Executor(case, plan, reasoner, tools, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
-                        functions=domain_functions(case.domain), stored_ids=stored)
+                        functions=domain_functions(case.domain), stored_ids=stored,
+                        skipped=resume.skip)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
-    report.decision = asdict(planned.decision)
+    report.decision = asdict(decision)
     return report, plan, executor.state, result
 
 

@@ -44,9 +44,11 @@ class Executor:
     def __init__(self, case: Case, plan: RepairPlan, reasoner: Reasoner, tools: ToolRegistry,
                  tag: str, *, early_cutoff: bool = True,
                  functions: dict[str, DomainFunction] | None = None,
-                 stored_ids: Iterable[tuple[str, str]] = ()):
+                 stored_ids: Iterable[tuple[str, str]] = (),
+                 skipped: frozenset[str] = frozenset()):
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
         self.state = RepairState(case, plan, tag, stored_ids)
+        self.skipped = skipped  # actions a person chose not to re-issue (--resume --skip)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
         final = final_answer_step(case)
@@ -134,6 +136,10 @@ class Executor:
     def _issue_tool_call(self, step: ExecutionStep, new: ExecutionStep, output: StepOutput) -> None:
         call = output.tool_call
         assert call is not None
+        if step.step_id in self.skipped:  # a person decided: not re-issued, not pretended
+            self.result.unresolved[step.step_id] = f"{call.tool} not re-issued (--skip)"
+            self._record(step, new, same=False)
+            return
         compensate = self.tools.check_replayable(call.tool, step.step_id)
         if compensate is not None:
             self.tools.call(compensate, dict(step.tool_args or {}))

@@ -41,8 +41,12 @@ class ToolRegistry:
     """The tools of one task: specs from the case, implementations from world and packs."""
 
     def __init__(self, specs: list[ToolSpec], world: Mapping[str, Any],
-                 pack: Mapping[str, DomainTool] | None = None):
+                 pack: Mapping[str, DomainTool] | None = None,
+                 approved: frozenset[str] = frozenset()):
+        """`approved`: step ids whose side-effecting call a person allowed to re-issue
+        (`repair --resume --approve STEP`)."""
         self.specs = {s.name: s for s in specs}
+        self.approved = approved
         self.world = dict(world)
         self.pack = dict(pack or {})
         self._cursor: dict[str, int] = defaultdict(int)
@@ -57,7 +61,7 @@ class ToolRegistry:
         """None if the call may be re-issued; else the name of the compensating tool to run
         first; raises SideEffectRefused when neither is possible."""
         spec = self.spec(tool)
-        if not spec.side_effect or spec.idempotent:
+        if not spec.side_effect or spec.idempotent or step_id in self.approved:
             return None
         if spec.compensate:
             return spec.compensate

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from provrepair.provenance.errors import NothingToResume
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
@@ -599,3 +600,46 @@ def test_tool_called_with_other_argument_names_leaves_the_step_unresolved(
     report = repair(store, case)
     assert report.status == "repaired"
     assert "cancel_booking cannot run with arguments ['entity_id']" in report.unresolved["s_004"]
+
+
+def test_resume_with_approval_issues_the_call_once_and_finishes(
+        store: GraphStore, tool_calls: list[tuple[str, dict[str, Any]]]) -> None:
+    from provrepair.repair.service import Resume
+
+    case = ingest(store, "small_side_effect_needs_human.json")
+    stopped = repair(store, case)
+    assert stopped.status == "needs_human" and tool_calls == []
+    done = repair(store, case, resume=Resume(approve=frozenset({"s_003"})))
+    assert done.status == "repaired" and done.run_id != stopped.run_id
+    assert [tool for tool, _ in tool_calls] == ["issue_refund"]
+    assert "s_003" in done.replayed
+    # this case's world records no refund result, so the answer honestly lacks its id
+    assert done.answer is None and "s_005" in done.unresolved
+    assert statuses(store, case.task_id)["m_f002"] == "deleted"
+    assert [r["status"] for r in list_runs(store, case.task_id)] == ["needs_human", "repaired"]
+    # finished: a plain repair reports it, a second resume has nothing to resume
+    assert repair(store, case).status == "already_repaired"
+    with pytest.raises(NothingToResume, match="is repaired"):
+        repair(store, case, resume=Resume(approve=frozenset({"s_003"})))
+
+
+def test_resume_with_skip_leaves_the_step_unresolved(
+        store: GraphStore, tool_calls: list[tuple[str, dict[str, Any]]]) -> None:
+    from provrepair.repair.service import Resume
+
+    case = ingest(store, "small_side_effect_needs_human.json")
+    repair(store, case)
+    done = repair(store, case, resume=Resume(skip=frozenset({"s_003"})))
+    assert done.status == "repaired" and tool_calls == []
+    assert "(--skip)" in done.unresolved["s_003"]
+
+
+def test_resume_without_a_stop_or_with_a_foreign_step_is_refused(store: GraphStore) -> None:
+    from provrepair.repair.service import Resume
+
+    case = ingest(store, "small_side_effect_needs_human.json")
+    with pytest.raises(NothingToResume, match="has no repair"):
+        repair(store, case, resume=Resume())
+    repair(store, case)
+    with pytest.raises(NothingToResume, match="'s_999' is not replayed"):
+        repair(store, case, resume=Resume(approve=frozenset({"s_999"})))

@@ -1,0 +1,38 @@
+"""`provrepair repair` stopping before a side effect (exit 3) and `--resume` after a person
+decided, through the real console script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Cli
+
+CASE = Path(__file__).resolve().parent.parent / "cases" / "replay" / "small_side_effect_needs_human.json"
+TASK = json.loads(CASE.read_text())["task_id"]
+
+
+def test_stop_then_resume_with_approval(cli: Cli) -> None:
+    assert cli("ingest", str(CASE)).returncode == 0
+    stopped = cli("repair", "--task", TASK)
+    assert stopped.returncode == 3, stopped.stderr
+    assert "--resume --approve s_003" in stopped.stdout
+    shown = json.loads(cli("show", "--task", TASK, "--json").stdout)
+    assert {m["memory_id"]: m["status"] for m in shown["memory_store"]}["m_f002"] == "deleted"
+    again = cli("repair", "--task", TASK, "--json")  # still waiting for the person
+    assert again.returncode == 3 and json.loads(again.stdout)["status"] == "needs_human"
+    done = cli("repair", "--task", TASK, "--resume", "--approve", "s_003", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "repaired"
+    history = json.loads(cli("history", "--task", TASK, "--json").stdout)
+    assert [r["status"] for r in history] == ["needs_human", "repaired"]
+
+
+def test_bad_resume_options_are_one_line(cli: Cli) -> None:
+    assert cli("ingest", str(CASE)).returncode == 0
+    for args, error in ((["--approve", "s_003"], "InputError: --approve and --skip go with"),
+                        (["--resume"], "NothingToResume: task"),
+                        (["--resume", "--dry-run"], "InputError: --resume continues")):
+        result = cli("repair", "--task", TASK, *args)
+        assert result.returncode == 2, result.stdout
+        assert result.stderr.startswith(error) and len(result.stderr.splitlines()) == 1
