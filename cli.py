@@ -9,13 +9,14 @@ a bug in provrepair and shows its traceback.
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import sys
 from typing import Any
 
 import click
 
-from provrepair.provenance.errors import UserError
+from provrepair.provenance.errors import CaseError, UserError
 
 # command name → "module:attribute" under provrepair.commands, in the order --help lists them
 COMMANDS = {
@@ -70,12 +71,17 @@ class LazyGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
+        wants_json = "--json" in ctx.args  # the subcommand's own arguments, not yet parsed
         try:
             return super().invoke(ctx)
         except UserError as exc:
             # One line, always: a multi-line detail (a server log tail) is joined with " | ".
             message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             click.echo(f"{type(exc).__name__}: {message}", err=True)
+            if wants_json:  # scripts read stdout: the error as JSON too, every one of them
+                click.echo(json.dumps({"error": type(exc).__name__, "message": message,
+                                       "errors": exc.to_json() if isinstance(exc, CaseError)
+                                       else []}, ensure_ascii=False))
             ctx.exit(2)
 
 

@@ -29,17 +29,26 @@ def max_case_bytes() -> int:
 
 
 def load_cases(paths: list[Path]) -> list[Case]:
-    """Read and validate every case of every file; raise on the first problem."""
+    """Read and validate every case of every file. A file that cannot be read as JSON stops
+    at once (InputError); rule violations are collected over all cases, up to
+    MAX_REPORTED_ERRORS, and raised together as one CaseError."""
     cases: list[Case] = []
+    errors: list[CaseError] = []
     seen: dict[str, str] = {}
     for path in paths:
         for where, raw in read_json_records(path):
-            case = _parse(raw, where)
+            try:
+                case = _parse(raw, where)
+            except CaseError as exc:
+                errors.append(exc)
+                continue
             if case.task_id in seen:
-                raise CaseError(case.task_id, "task_id", case.task_id,
-                                f"appears twice in this ingest ({seen[case.task_id]} and {where})")
+                errors.append(CaseError(case.task_id, "task_id", case.task_id, "appears twice "
+                                        f"in this ingest ({seen[case.task_id]} and {where})"))
             seen[case.task_id] = where
             cases.append(case)
+    if errors:
+        raise CaseError.combined(errors)
     return cases
 
 
@@ -47,7 +56,9 @@ def _parse(raw: Any, where: str) -> Case:
     try:
         return parse_case(raw)
     except CaseError as exc:
-        raise CaseError(exc.task_id, exc.field, exc.offending_id, f"{exc.problem} [{where}]") from exc
+        located = [CaseError(e.task_id, e.field, e.offending_id, f"{e.problem} [{where}]")
+                   for e in (exc, *exc.more)]
+        raise CaseError.combined(located) from exc
 
 
 def read_json_records(path: Path) -> Iterator[tuple[str, Any]]:

@@ -36,17 +36,37 @@ class InputError(UserError):
     """A file or stream could not be read as JSON cases or events."""
 
 
-class CaseError(UserError):
-    """A case (or a live event) breaks a rule of docs/case-format.md."""
+MAX_REPORTED_ERRORS = 20  # errors collected per file before validation stops looking
 
-    def __init__(self, task_id: str | None, field: str, offending_id: str | None, problem: str):
+
+class CaseError(UserError):
+    """A case (or a live event) breaks a rule of docs/case-format.md. `more` holds further
+    errors found in the same file (at most MAX_REPORTED_ERRORS in all)."""
+
+    def __init__(self, task_id: str | None, field: str, offending_id: str | None, problem: str,
+                 more: list[CaseError] | None = None):
         self.task_id = task_id
         self.field = field
         self.offending_id = offending_id
         self.problem = problem
+        self.more = more or []
         where = f"task {task_id!r}" if task_id is not None else "case without a task_id"
         ident = f", id {offending_id!r}" if offending_id is not None else ""
-        super().__init__(f"{where}, field {printable(field)}{ident}: {problem}")
+        extra = (f" (and {len(self.more)} more error{'s' * (len(self.more) > 1)}; "
+                 "--json lists them)") if self.more else ""
+        super().__init__(f"{where}, field {printable(field)}{ident}: {problem}{extra}")
+
+    @classmethod
+    def combined(cls, errors: list[CaseError]) -> CaseError:
+        """One error carrying several (the first is the headline)."""
+        flat = [e for error in errors for e in (error, *error.more)][:MAX_REPORTED_ERRORS]
+        first = flat[0]
+        return cls(first.task_id, first.field, first.offending_id, first.problem,
+                   [cls(e.task_id, e.field, e.offending_id, e.problem) for e in flat[1:]])
+
+    def to_json(self) -> list[dict[str, str | None]]:
+        return [{"task_id": e.task_id, "field": e.field, "id": e.offending_id,
+                 "problem": e.problem} for e in (self, *self.more)]
 
 
 def printable(text: str) -> str:

@@ -12,21 +12,24 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from provrepair.provenance.errors import CaseError
+from provrepair.provenance.errors import MAX_REPORTED_ERRORS, CaseError
 
 ID_FIELDS = ("input_id", "memory_id", "step_id")
 M = TypeVar("M", bound=BaseModel)
 
 
 def parse_model(model: type[M], raw: Any, task: str | None, prefix: str = "") -> M:
-    """Validate raw data into `model`, mapping the first pydantic error to CaseError."""
+    """Validate raw data into `model`, mapping pydantic's errors (the first
+    MAX_REPORTED_ERRORS) to one CaseError."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = _data_loc(raw, first["loc"])
-        field = prefix + _format_loc(loc) if loc else (prefix.rstrip(".") or "(record)")
-        raise CaseError(task, field, _owner_id(raw, loc), _problem(first)) from exc
+        errors = []
+        for error in exc.errors(include_url=False)[:MAX_REPORTED_ERRORS]:
+            loc = _data_loc(raw, error["loc"])
+            field = prefix + _format_loc(loc) if loc else (prefix.rstrip(".") or "(record)")
+            errors.append(CaseError(task, field, _owner_id(raw, loc), _problem(error)))
+        raise CaseError.combined(errors) from exc
 
 
 def _data_loc(raw: Any, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:

@@ -16,12 +16,12 @@ Choices where the spec is silent (kept here so users and tests see one place):
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from provrepair.provenance.edges import NodeKind
-from provrepair.provenance.errors import CaseError
+from provrepair.provenance.errors import MAX_REPORTED_ERRORS, CaseError
 from provrepair.provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
 from provrepair.provenance.parsing import check_storable_text, parse_event, parse_model
 
@@ -121,10 +121,14 @@ class CaseValidator:
         self.pending.extend(self._unresolved(refs, None, None))
 
     def finish(self) -> None:
-        """Resolve what was pending; raise on the first reference that never resolved."""
+        """Resolve what was pending; raise every reference that never resolved (up to the
+        cap) as one CaseError."""
         pending, self.pending = self.pending, []
+        errors: list[CaseError] = []
         for ref in pending:
-            self._check_ref(ref, final=True)
+            _collect(errors, self._check_ref, ref, final=True)
+        if errors:
+            raise CaseError.combined(errors)
         if not self.check_cycles_per_step:
             self._check_acyclic()
 
@@ -235,17 +239,33 @@ class CaseValidator:
 
 
 def validate_case(case: Case) -> Case:
-    """Run every cross-record rule on a parsed case; returns it unchanged when valid."""
+    """Run every cross-record rule on a parsed case; returns it unchanged when valid, else
+    raises one CaseError carrying the errors of every record (up to MAX_REPORTED_ERRORS)."""
     validator = CaseValidator(case.task_id, check_cycles_per_step=False)
+    errors: list[CaseError] = []
     for i, user_input in enumerate(case.session):
-        validator.add_input(user_input, f"session[{i}]")
+        _collect(errors, validator.add_input, user_input, f"session[{i}]")
     for i, memory in enumerate(case.memory_store):
-        validator.add_memory(memory, f"memory_store[{i}]")
+        _collect(errors, validator.add_memory, memory, f"memory_store[{i}]")
     for i, step in enumerate(case.trace):
-        validator.add_step(step, f"trace[{i}]")
-    validator.add_faults(case.diagnosed_faults)
-    validator.finish()
+        _collect(errors, validator.add_step, step, f"trace[{i}]")
+    _collect(errors, validator.add_faults, case.diagnosed_faults)
+    if not errors:  # pending references only mean something once every record is in
+        _collect(errors, validator.finish)
+    if errors:
+        raise CaseError.combined(errors)
     return case
+
+
+def _collect(errors: list[CaseError], check: Callable[..., object], *args: Any,
+             **kwargs: Any) -> None:
+    """Run one check, keeping its error and going on (up to the cap)."""
+    if len(errors) >= MAX_REPORTED_ERRORS:
+        return
+    try:
+        check(*args, **kwargs)
+    except CaseError as exc:
+        errors.append(exc)
 
 
 def require_faults(case_task: str, faults: list[str]) -> None:

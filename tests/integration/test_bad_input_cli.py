@@ -82,7 +82,8 @@ def one_error_line(result: Any, error_type: str, *needles: str) -> str:
     assert re.fullmatch(rf"{error_type}: \S.*", message), message
     for needle in needles:
         assert needle in message, (needle, message)
-    assert result.stdout == ""
+    if result.stdout:  # only with --json: the same error, as JSON, for scripts
+        assert json.loads(result.stdout)["error"] == error_type
     return message
 
 
@@ -599,3 +600,29 @@ def test_conflict_in_a_later_file_writes_nothing(cli: Any, tmp_path: Path) -> No
                  str(write(tmp_path, "changed.json", line(changed))))
     assert result.returncode == 2 and result.stderr.startswith("TaskConflict: ")
     assert [t["task_id"] for t in stored_tasks(cli)] == [TID]
+
+
+def test_every_error_of_a_file_is_reported_and_json_lists_them(cli: Any, refused: Any,
+                                                               tmp_path: Path) -> None:
+    case = fresh()
+    for i in range(3):
+        case["trace"][i]["used_ids"].append(f"ghost_{i}")
+    path = write(tmp_path, "three.json", line(case))
+    refused(cli("ingest", str(path)), "CaseError", "ghost_0", "(and 2 more errors; --json")
+    result = cli("ingest", str(path), "--json")
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert report["error"] == "CaseError"
+    assert [e["id"] for e in report["errors"]] == ["ghost_0", "ghost_1", "ghost_2"]
+    assert all(e["field"] == f"trace[{i}].used_ids" for i, e in enumerate(report["errors"]))
+
+
+def test_errors_are_capped_at_twenty(cli: Any, tmp_path: Path) -> None:
+    case = fresh()
+    for step in case["trace"]:
+        step["timestamp"] = 1.5  # a float timestamp: one pydantic error per step
+    case["trace"] = case["trace"] * 3  # 30+ erroneous steps (duplicates too)
+    path = write(tmp_path, "many.json", line(case))
+    result = cli("ingest", str(path), "--json")
+    assert result.returncode == 2
+    assert len(json.loads(result.stdout)["errors"]) == 20
