@@ -90,7 +90,12 @@ class EventStream:
                 raise CaseError(task_id, "diagnosed_faults", None, "expected a list of memory ids")
             self._recorder(task_id).faults(faults)
         elif kind == "end":
-            self._recorder(task_id).close()
+            recorder = self._recorder(task_id)
+            if not recorder.records:  # an `end` alone would store an empty, complete task
+                del self.recorders[task_id]
+                raise CaseError(task_id, "kind", None, "`end` of a task that has no recorded "
+                                "events (in this stream or the store)")
+            recorder.close()
             del self.recorders[task_id]
             self.result.closed.append(task_id)
         else:

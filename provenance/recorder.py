@@ -14,7 +14,9 @@ and must resolve by `close()`. Nodes and their derived edges are written in smal
 (`batch_size` events, or on `flush()`); an edge is written once both its ends are stored.
 
 Crash bound: a crash loses at most the events recorded since the last flush; everything
-flushed is in the store, and the task reads as incomplete until `close()` succeeds.
+flushed is in the store, and the task reads as incomplete until `close()` succeeds. A crash
+inside a flush may leave nodes without their edges: resuming re-derives every stored record's
+edges and writes them again (MERGE), so the resumed task equals an uninterrupted recording.
 Recording again into an incomplete task resumes it: events already stored are skipped when
 identical (so replaying the same event stream after a crash converges) and refused if not.
 Re-recording a memory id updates only its lifecycle fields (status, last_modified_by,
@@ -165,6 +167,9 @@ class Recorder:
         old = self.records.get(rid)
         if old is not None and old == record:
             return record  # already stored (resumed stream): idempotent
+        if _label_restored(old, record):
+            self.records[rid] = record  # stored before a crash, its label kept in memory only
+            return record
         if old is not None and isinstance(old, MemoryRecord) and isinstance(record, MemoryRecord):
             self._update_memory(old, record)
         else:
@@ -250,6 +255,15 @@ class Recorder:
         for row in sorted(stored, key=lambda r: (rank[r["props"]["kind"]], r["props"]["position"])):
             record = record_from_props(row["props"])
             self._admit(row["props"]["kind"], record)
-        self.rows.clear()   # already stored
-        self.edges.clear()  # already stored (MERGE would keep them identical anyway)
-        self.pending_events = 0
+        self.rows.clear()  # the nodes are stored
+        # The edges are derived again and MERGEd (idempotent), never assumed stored: a crash
+        # inside a flush can leave a node written without its edges.
+        self.flush()
+
+
+def _label_restored(old: Record | None, new: Record) -> bool:
+    """A memory read back on resume has no `fault_type` (an evaluation label, written to
+    the vault only at close); the replayed event restores it: the same record."""
+    return (isinstance(old, MemoryRecord) and isinstance(new, MemoryRecord)
+            and old.fault_type is None and new.fault_type is not None
+            and old.model_copy(update={"fault_type": new.fault_type}) == new)

@@ -119,6 +119,44 @@ def test_crash_loses_at_most_the_unflushed_batch_and_replay_resumes(store: Graph
     assert canonical(read_case(store, case.task_id)) == canonical(case)
 
 
+class FailingEdgeWrites:
+    """The real store, except that one `merge_edges` statement (after `succeed` good ones)
+    fails: a crash inside a flush after its nodes were written. Fault injection, not a mock:
+    every other statement runs on the real engine."""
+
+    def __init__(self, store: GraphStore, succeed: int):
+        self.store, self.succeed = store, succeed
+
+    def run(self, name: str, params: Any = None) -> Any:
+        if name == "merge_edges":
+            self.succeed -= 1
+            if self.succeed == -1:
+                raise ConnectionError("killed inside a flush")
+        return self.store.run(name, params)
+
+
+@pytest.mark.parametrize("succeed", [0, 1, 2])
+def test_a_crash_inside_a_flush_loses_no_edge_on_resume(store: GraphStore, succeed: int) -> None:
+    case = case_without_evaluation()
+    ingest_case(store, case)
+    reference = graph_snapshot(store, case.task_id)
+    store.run("delete_task", {"task_key": task_key(case.task_id)})
+    events = events_in_time_order(case)
+    with pytest.raises(ConnectionError):
+        record(FailingEdgeWrites(store, succeed), events, batch_size=4)  # type: ignore[arg-type]
+    nodes, edges = graph_snapshot(store, case.task_id)
+    assert nodes and len(edges) < len(reference[1])  # nodes stored, some edges not
+    with record(store, events, batch_size=4):  # replay the same stream
+        pass
+    assert graph_snapshot(store, case.task_id) == reference
+
+
+def test_an_end_event_alone_is_refused(cli: Cli) -> None:
+    result = cli("ingest", "--follow", "-", input=b'{"kind": "end", "task_id": "never"}\n')
+    assert result.returncode == 2 and "no recorded events" in result.stderr
+    assert all(r["task_id"] != "never" for r in json.loads(cli("tasks", "--json").stdout))
+
+
 def test_complete_task_cannot_be_recorded_again(store: GraphStore) -> None:
     case = case_without_evaluation()
     ingest_case(store, case)
