@@ -58,13 +58,22 @@ def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--task", "task_id", required=True, help="The task to remove.")
+@click.option("--task", "task_id", help="The task to remove (with --prune: to clean).")
+@click.option("--prune", is_flag=True,
+              help="Keep the tasks; remove only what died half-way: nodes of repairs killed "
+                   "before their commit, staging copies of interrupted ingests.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def delete(task_id: str, as_json: bool) -> None:
-    """Remove a task from the store: its recorded graph, repair runs and evaluation data.
+def delete(task_id: str | None, prune: bool, as_json: bool) -> None:
+    """Remove a task from the store (its recorded graph, repair runs and evaluation data),
+    or with --prune the leftovers of interrupted work (one task, or every task).
 
     Refused while another process repairs or ingests the task (it holds the task's lock).
     """
+    if prune:
+        _prune(task_id, as_json)
+        return
+    if task_id is None:
+        raise InputError("give --task ID (or --prune to clean leftovers)")
     from provrepair.provenance.ingest import delete_task
 
     with store() as st:
@@ -73,6 +82,29 @@ def delete(task_id: str, as_json: bool) -> None:
         emit_json({"task_id": task_id, "deleted": True, "nodes": nodes})
     else:
         click.echo(f"deleted   {task_id}  ({nodes} nodes)")
+
+
+def _prune(task_id: str | None, as_json: bool) -> None:
+    from provrepair.provenance.ingest import list_tasks
+    from provrepair.provenance.keys import STAGING_PREFIX
+    from provrepair.repair.runs import prune_task
+
+    with store() as st:
+        if task_id is not None:
+            targets = [task_id]
+        else:
+            staged = st.run("list_staged_tasks", {"staging_prefix": STAGING_PREFIX})
+            targets = sorted({r["task_id"] for r in [*list_tasks(st), *staged]})
+        results = [prune_task(st, t) for t in targets]
+    if as_json:
+        emit_json(results)
+        return
+    for r in results:
+        if r["aborted_runs"] or r["staged_nodes_removed"]:
+            click.echo(f"pruned    {r['task_id']}  (aborted runs: "
+                       f"{', '.join(r['aborted_runs']) or '-'}; staged nodes removed: "
+                       f"{r['staged_nodes_removed']})")
+    click.echo(f"{len(targets)} task(s) checked")
 
 
 def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
@@ -103,7 +135,7 @@ def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def tasks(as_json: bool) -> None:
-    """List stored tasks with their node counts."""
+    """List stored tasks with their recorded node counts (nodes written by repairs apart)."""
     from provrepair.provenance.ingest import list_tasks
 
     with store() as st:
@@ -115,8 +147,11 @@ def tasks(as_json: bool) -> None:
         click.echo("no tasks stored (see `provrepair ingest`)")
     for r in rows:
         state = "" if r["complete"] else "  [incomplete: recording or interrupted]"
+        if r["pending_nodes"]:
+            state += f"  [{r['pending_nodes']} nodes of an unfinished repair: `delete --prune`]"
         click.echo(f"{r['task_id']}  {r['domain']}  inputs={r['user_inputs']} "
-                   f"memories={r['memories']} steps={r['steps']}{state}")
+                   f"memories={r['memories']} steps={r['steps']} "
+                   f"repair_nodes={r['repair_nodes']}{state}")
 
 
 @click.command()

@@ -75,7 +75,9 @@ def db_status(as_json: bool) -> None:
 
 def _node_counts(st: GraphStore) -> dict[str, int]:
     from provrepair.provenance.ingest import list_tasks
+    from provrepair.provenance.keys import LIVE_PREFIX
 
-    counts = {row["kind"]: row["nodes"] for row in st.run("count_nodes")}
+    counts = {row["kind"]: row["nodes"]
+              for row in st.run("count_nodes", {"live_prefix": LIVE_PREFIX})}
     counts["tasks"] = len(list_tasks(st))
     return counts

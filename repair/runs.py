@@ -13,7 +13,8 @@ import secrets
 import time
 from typing import Any
 
-from provrepair.provenance.keys import task_key
+from provrepair.provenance.keys import staging_key, task_key
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, RunMark, RunStatus
 from provrepair.repair.plan.graph import GraphView
@@ -80,6 +81,25 @@ def latest_repair(store: GraphStore, task_id: str) -> dict[str, Any] | None:
     rows = store.run("get_latest_repair", {"task_key": task_key(task_id),
                                            "statuses": sorted(REPAIR_RUN_STATUSES)})
     return _public(rows[0]["props"]) if rows else None
+
+
+def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
+    """Undo runs that died before their commit (their pending nodes go, they read aborted)."""
+    rows = store.run("list_unfinished_runs", {"task_key": task_key(task_id)})
+    for row in rows:
+        store.run("rollback_repair_run", {"task_key": task_key(task_id),
+                                          "run_key": row["run_key"], "run_id": row["run_id"]})
+    return [row["run_id"] for row in rows]
+
+
+def prune_task(store: GraphStore, task_id: str) -> dict[str, Any]:
+    """Remove what died half-way, under the task lock: the pending nodes of repairs that never
+    committed (their runs read aborted) and a staging copy of an ingest that never swapped."""
+    with task_lock(store, task_id, new_owner_id("delete"), "delete"):
+        aborted = roll_back_unfinished(store, task_id)
+        staged = store.run("delete_task", {"task_key": staging_key(task_id)})
+    return {"task_id": task_id, "aborted_runs": aborted,
+            "staged_nodes_removed": int(staged[0]["nodes"]) if staged else 0}
 
 
 def _public(props: dict[str, Any]) -> dict[str, Any]:

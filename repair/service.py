@@ -34,7 +34,13 @@ from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.replay.writeback import commit, write_new_nodes
-from provrepair.repair.runs import latest_repair, new_run_id, record_plan_run, run_key
+from provrepair.repair.runs import (
+    latest_repair,
+    new_run_id,
+    record_plan_run,
+    roll_back_unfinished,
+    run_key,
+)
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
@@ -153,15 +159,6 @@ def _previous_report(previous: dict[str, Any]) -> RepairReport:
     if summary.get("status") == RunStatus.NEEDS_HUMAN:
         return RepairReport(**summary)
     return RepairReport(**{**summary, "status": "already_repaired"})
-
-
-def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
-    """Undo runs that died before their commit (their pending nodes go, they read aborted)."""
-    rows = store.run("list_unfinished_runs", {"task_key": task_key(task_id)})
-    for row in rows:
-        store.run("rollback_repair_run", {"task_key": task_key(task_id),
-                                          "run_key": row["run_key"], "run_id": row["run_id"]})
-    return [row["run_id"] for row in rows]
 
 
 def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: ReplayResult,

@@ -1,7 +1,10 @@
 // name: count_nodes
 // mode: read
-// params:
-// Node counts per kind across the whole store (for `db status`).
+// params: live_prefix
+// Node counts per kind across the stored tasks (for `db status`): staging copies of an
+// unfinished ingest and pending nodes of a repair that died before committing are left out.
 MATCH (n:Node)
+WHERE n.task_key STARTS WITH $live_prefix
+  AND (n.origin_run IS NULL OR n.committed = true)
 RETURN n.kind AS kind, count(n) AS nodes
 ORDER BY kind

@@ -78,3 +78,25 @@ def test_kill_after_commit_is_a_finished_repair(cli: Cli, clean_outcome: tuple[A
     report = json.loads(run_repair(cli).stdout)
     assert report["status"] == "already_repaired"
     assert outcome(report) == clean_outcome
+
+
+def test_a_killed_repair_leaves_pending_nodes_that_prune_removes(cli: Cli) -> None:
+    """Counted in the store itself, not through the read-back (which hides them)."""
+    cli("ingest", str(EXAMPLE))
+    recorded = task_counts(cli)
+    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT="before_commit")
+    assert killed.returncode == -signal.SIGKILL
+    after_kill = task_counts(cli)
+    assert after_kill["pending_nodes"] > 0
+    assert {k: after_kill[k] for k in ("steps", "memories", "repair_nodes")} == \
+        {k: recorded[k] for k in ("steps", "memories", "repair_nodes")}
+    pruned = json.loads(cli("delete", "--prune", "--json").stdout)
+    assert [len(r["aborted_runs"]) for r in pruned] == [1]
+    assert task_counts(cli) == recorded
+    assert [r["status"] for r in json.loads(cli("history", "--task", TASK, "--json").stdout)] \
+        == ["aborted"]
+
+
+def task_counts(cli: Cli) -> dict[str, Any]:
+    rows = json.loads(cli("tasks", "--json").stdout)
+    return dict(next(r for r in rows if r["task_id"] == TASK))
