@@ -68,7 +68,7 @@ def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> 
 
     with store() as source, connect(uri, EXPORT_CREDENTIALS, database=database,
                                     graph=graph) as target:
-        if source.describe() == target.describe():
+        if source.identity() == target.identity():
             raise ConfigError(f"--to {uri} is the store the task is read from "
                               "(pick another --graph or --database)")
         result = export_task(source, target, task_id)

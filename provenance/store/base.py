@@ -70,6 +70,11 @@ class GraphStore(ABC):
     def describe(self) -> dict[str, Any]:
         """Where this store is (URI without credentials), for status output."""
 
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two connections the same graph, however they were addressed
+        (`localhost` or `127.0.0.1`): export refuses to copy a task onto itself."""
+        return tuple(sorted(self.describe().items()))
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 

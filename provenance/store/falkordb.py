@@ -63,6 +63,11 @@ class FalkorDBStore(GraphStore):
                 if "already indexed" not in str(exc):
                     raise map_driver_error(exc, query.path) from exc
 
+    def identity(self) -> tuple[Any, ...]:
+        """The server's own run id (unique per server process) and the graph."""
+        run_id = self._db.connection.info("server").get("run_id")
+        return ("falkordb", run_id, self.graph_name)
+
     def describe(self) -> dict[str, Any]:
         return {"engine": self.engine, "uri": f"falkordb://{self.host}:{self.port}",
                 "graph": self.graph_name}

@@ -8,8 +8,10 @@ same database under its own label, which no planner query matches.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import neo4j
 
@@ -72,6 +74,15 @@ class Neo4jStore(GraphStore):
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:
             self._execute(query, {})
+
+    def identity(self) -> tuple[Any, ...]:
+        """The server's addresses as resolved (a name and an IP of one host are equal)."""
+        parts = urlsplit(self.uri)
+        try:
+            addresses = sorted({a[4][0] for a in socket.getaddrinfo(parts.hostname, None)})
+        except OSError:
+            addresses = [parts.hostname or ""]
+        return ("neo4j", tuple(addresses), parts.port or 7687, self._databases["graph"])
 
     def describe(self) -> dict[str, Any]:
         return {"engine": self.engine, "uri": self.uri, "database": self._databases["graph"]}

@@ -218,6 +218,9 @@ def test_export_errors_never_print_credentials(exporter: Cli, server: ServerInfo
         (["--task", TASK, "--to", f"bolt://neo4j:{secret}@localhost:7687"], "ConfigError", None),
         (["--task", TASK, "--to", "http://localhost:7474"], "ConfigError", None),
         (["--task", TASK, "--to", here, "--graph", source_graph], "ConfigError", None),
+        # the same server under another name is still the source
+        (["--task", TASK, "--to", f"falkordb://localhost:{server.port}", "--graph",
+          source_graph], "ConfigError", None),
         (["--task", TASK, "--to", "falkordb://localhost"], "ConfigError", None),
         (["--task", TASK, "--to", here, "--graph", copy_graph], "StoreUnavailable", secret),
         (["--task", TASK, "--to", "bolt://localhost:7687"], "ConfigError", ""),
@@ -232,6 +235,8 @@ def test_export_errors_never_print_credentials(exporter: Cli, server: ServerInfo
         finally:
             exporter.env = saved
         assert (done.returncode, done.stderr.split(":")[0]) == (2, error), (args, done.stderr)
+        if error == "StoreUnavailable":  # refused credentials: say which variable to set
+            assert "PROVREPAIR_EXPORT_PASSWORD" in done.stderr
         assert secret not in done.stdout + done.stderr
         assert "Traceback" not in done.stderr
 
