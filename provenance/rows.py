@@ -6,6 +6,9 @@ spec's node timestamp: step `timestamp`, memory `created_at`, input `timestamp`)
 and list-of-string fields are properties; nested values (`tool_args`, `facts`,
 `derivation`) are JSON strings (`*_json`), since neither engine stores maps in properties.
 Null fields are left out. `fault_type` is evaluation-only and goes to the vault instead.
+A memory's `trust_score` is also kept as JSON text (`trust_score_json`): the engines print
+doubles with 15 significant digits (0.30000000000000004 came back as 0.3), and read-back
+must give the number that was written.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ def input_row(key: str, record: UserInput, position: int) -> dict[str, Any]:
 
 def memory_row(key: str, record: MemoryRecord, position: int) -> dict[str, Any]:
     fields = record.model_dump(mode="json", exclude={"memory_id", "task_id", "fault_type"})
+    if record.trust_score is not None:
+        fields["trust_score_json"] = dumps(record.trust_score)
     return _node(key, record.memory_id, record.task_id, NodeKind.MEMORY, position,
                  record.created_at, fields)
 
@@ -104,6 +109,9 @@ def record_from_props(props: dict[str, Any]) -> UserInput | MemoryRecord | Execu
         # Required-but-nullable fields were left out of the node when null.
         fields.setdefault("last_modified_by", None)
         fields.setdefault("supersedes", None)
+        exact = fields.pop("trust_score_json", None)
+        if exact is not None:
+            fields["trust_score"] = json.loads(exact)
         return MemoryRecord.model_validate({"memory_id": props["id"], **fields})
     for name in JSON_FIELDS:
         raw = fields.pop(f"{name}_json", None)

@@ -174,7 +174,7 @@ PROPERTY_KEYS = sorted({*LOCK_PROPERTIES,
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
     "origin_run", "replaces", "committed", "status_before", "status_run", "answer",
-    "finished",
+    "finished", "trust_score_json",
 })
 
 

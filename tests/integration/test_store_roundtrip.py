@@ -132,3 +132,17 @@ def test_ids_differing_only_in_white_space_stay_distinct(store: GraphStore) -> N
 def test_unknown_task_is_a_user_error(store: GraphStore) -> None:
     with pytest.raises(TaskNotFound, match="nope"):
         read_case(store, "nope")
+
+
+def test_floats_round_trip_exactly(store: GraphStore) -> None:
+    """The engines print doubles with 15 digits; a trust score must read back as written."""
+    raw = example_raw()
+    scores = [0.30000000000000004, 1e-300, 2.5e17 + 1.0, -0.1]
+    for memory, score in zip(raw["memory_store"], scores, strict=False):
+        memory["trust_score"] = score
+    raw["world"]["x"] = 0.1 + 0.2
+    case = parse_case(raw)
+    ingest_case(store, case)
+    back = read_case(store, case.task_id)
+    assert [m.trust_score for m in back.memory_store[:4]] == scores
+    assert back.world["x"] == 0.30000000000000004
