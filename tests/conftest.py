@@ -117,3 +117,19 @@ class Cli:
 @pytest.fixture
 def cli(server_home: Path, server: ServerInfo, graph_name: str) -> Cli:
     return Cli(server_home, graph_name)
+
+
+@pytest.fixture(params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def engine_cli(request: pytest.FixtureRequest, server_home: Path, server: ServerInfo,
+               graph_name: str) -> Cli:
+    """The console script against either engine: the embedded store, or Neo4j 5 through
+    PROVREPAIR_URI (testcontainers; skipped, saying why, without a Docker engine)."""
+    cli = Cli(server_home, graph_name)
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_store")  # a clean database with its schema
+        container = request.getfixturevalue("neo4j_container")
+        cli.env.update(PROVREPAIR_URI=container.get_connection_url(),
+                       PROVREPAIR_USER=container.username,
+                       PROVREPAIR_PASSWORD=container.password)
+    return cli
+

@@ -43,8 +43,8 @@ def retasked(case: Case) -> Case:
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=provenance_cases())
-def test_cypher_planner_equals_in_memory_reference(falkordb_store: GraphStore, case: Case) -> None:
+def test_cypher_planner_equals_in_memory_reference(store: GraphStore, case: Case) -> None:
     case = retasked(case)
-    ingest_case(falkordb_store, case)
-    plan, _ = compute_plan(falkordb_store, case.task_id)
+    ingest_case(store, case)
+    plan, _ = compute_plan(store, case.task_id)
     assert normalised(plan.model_dump()) == normalised(plan_in_memory(case))

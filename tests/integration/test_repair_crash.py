@@ -24,6 +24,12 @@ BEFORE_COMMIT = ["after_lock", "after_run_record", "after_new_steps", "after_new
                  "before_commit"]
 
 
+@pytest.fixture
+def cli(engine_cli: Cli) -> Cli:
+    """These tests run on both engines (Neo4j where a Docker engine answers)."""
+    return engine_cli
+
+
 def memory_states(cli: Cli) -> dict[str, str]:
     shown = json.loads(cli("show", "--task", TASK, "--json").stdout)
     return {m["memory_id"]: m["status"] for m in shown["memory_store"]}

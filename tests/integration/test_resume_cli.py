@@ -6,10 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli
 
 CASE = Path(__file__).resolve().parent.parent / "cases" / "replay" / "small_side_effect_needs_human.json"
 TASK = json.loads(CASE.read_text())["task_id"]
+
+
+@pytest.fixture
+def cli(engine_cli: Cli) -> Cli:
+    """These tests run on both engines (Neo4j where a Docker engine answers)."""
+    return engine_cli
 
 
 def test_stop_then_resume_with_approval(cli: Cli) -> None:

@@ -27,6 +27,12 @@ TASK = "shopping_task_014"
 ITERATIONS = range(int(os.environ.get("PROVREPAIR_LOCK_ITERATIONS", "2")))
 
 
+@pytest.fixture
+def cli(engine_cli: Cli) -> Cli:
+    """These tests run on both engines (Neo4j where a Docker engine answers)."""
+    return engine_cli
+
+
 @contextmanager
 def held_at(cli: Cli, barrier: Path, point: str, *args: str) -> Iterator[subprocess.Popen[str]]:
     """A `provrepair` process held at checkpoint `point` for the duration of the block; on
