@@ -1,0 +1,248 @@
+"""Reliability harness (not part of `make test`): races and kill -9 trials at scale, through
+the real console script against a private embedded store.
+
+    python bench/reliability.py [--trials 20] [--steps 1500] [--only NAME]
+
+Trials (each prints trials / correct):
+  replace-vs-replace  two `ingest --replace` of different versions of one large task start
+                      together; correct: each exits 0 or is refused (TaskConflict, exit 2),
+                      at least one wins, the stored task is complete and is exactly one of the
+                      two versions, no staging copy is left
+  repair-vs-replace   `repair` and `ingest --replace` start together; correct: no pending
+                      node, the stored version complete, at most one repair of it, and its
+                      fault deleted exactly when it was repaired
+  follow-resume       `ingest --follow` of an event stream is killed (-9) at a random moment
+                      and the same stream replayed; correct: the graph equals an
+                      uninterrupted recording, node for node and edge for edge
+  server-kill         the store's server is killed (-9) while cases are being ingested one
+                      by one; correct: after a restart every acknowledged (exit 0) ingest is
+                      there, complete
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from provrepair.provenance.ingest import content_hash
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.config import connect
+from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.repair.bench.random_cases import random_case
+
+EXE = str(Path(sys.executable).with_name("provrepair"))
+
+
+class Harness:
+    def __init__(self, home: Path, steps: int):
+        self.home, self.steps, self.trial = home, steps, 0
+        self.killed_mid_stream = 0  # follow-resume kills that landed before the stream's end
+        self.server = EmbeddedServer(home)
+
+    def env(self, graph: str) -> dict[str, str]:
+        env = {**os.environ, "PROVREPAIR_HOME": str(self.home), "PROVREPAIR_GRAPH": graph}
+        env.pop("PROVREPAIR_URI", None)
+        return env
+
+    def spawn(self, graph: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([EXE, *args], env=self.env(graph), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def run(self, graph: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([EXE, *args], env=self.env(graph), text=True, capture_output=True,
+                              timeout=600)
+
+    def query(self, graph: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        info, _ = self.server.start()
+        os.environ["PROVREPAIR_PASSWORD"] = self.server.password()
+        from provrepair.provenance.store.config import STORE_CREDENTIALS
+
+        with connect(f"falkordb://{info.host}:{info.port}", STORE_CREDENTIALS,
+                     graph=graph) as store:
+            return store.run(name, params)
+
+    def next_graph(self) -> str:
+        self.trial += 1
+        return f"rel_{self.trial}"
+
+    def write_case(self, case: Case, name: str) -> Path:
+        path = self.home / f"{name}.json"
+        path.write_text(case.model_dump_json())
+        return path
+
+
+def versions(seed: int, steps: int) -> tuple[Case, Case]:
+    one = random_case(seed, steps)
+    raw = one.model_dump(mode="json")
+    raw["session"][0]["content"] += " (version 2)"
+    return one, Case.model_validate(raw)
+
+
+def ok_or_refused(done: tuple[int, str]) -> bool:
+    code, err = done
+    return code == 0 or (code == 2 and err.startswith("TaskConflict: "))
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = proc.communicate(timeout=600)
+    return proc.returncode, err
+
+
+def task_row(h: Harness, graph: str, task_id: str) -> dict[str, Any] | None:
+    done = h.run(graph, "tasks", "--json")
+    return next((r for r in json.loads(done.stdout) if r["task_id"] == task_id), None)
+
+
+def replace_vs_replace(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    one, two = versions(seed, h.steps)
+    paths = [h.write_case(one, f"{graph}_a"), h.write_case(two, f"{graph}_b")]
+    assert h.run(graph, "ingest", str(paths[0])).returncode == 0
+    procs = [h.spawn(graph, "ingest", "--replace", str(p)) for p in reversed(paths)]
+    results = [finish(p) for p in procs]
+    stored = h.query(graph, "get_task", {"task_key": task_key(one.task_id)})
+    staged = h.query(graph, "list_staged_tasks", {"staging_prefix": "!"})
+    row = task_row(h, graph, one.task_id)
+    return (all(ok_or_refused(r) for r in results) and any(r[0] == 0 for r in results)
+            and bool(stored) and stored[0]["props"].get("complete") is True
+            and stored[0]["props"].get("content_hash") in {content_hash(one), content_hash(two)}
+            and row is not None and row["steps"] == len(one.trace) and not staged)
+
+
+def repair_vs_replace(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    one, two = versions(seed, h.steps)
+    paths = [h.write_case(one, f"{graph}_a"), h.write_case(two, f"{graph}_b")]
+    assert h.run(graph, "ingest", str(paths[0])).returncode == 0
+    procs = [h.spawn(graph, "repair", "--task", one.task_id),
+             h.spawn(graph, "ingest", "--replace", str(paths[1]))]
+    results = [finish(p) for p in procs]
+    row = task_row(h, graph, one.task_id)
+    runs = json.loads(h.run(graph, "history", "--task", one.task_id, "--json").stdout)
+    repaired = [r for r in runs if r["status"] == "repaired"]
+    shown = json.loads(h.run(graph, "show", "--task", one.task_id, "--json").stdout)
+    status = {m["memory_id"]: m["status"] for m in shown["memory_store"]}
+    recorded = {m.memory_id: m.status.value for m in one.memory_store}  # same in both versions
+    expected = {f: "deleted" if repaired else recorded[f] for f in one.diagnosed_faults}
+    return (all(ok_or_refused(r) for r in results) and row is not None and row["complete"]
+            and row["pending_nodes"] == 0 and len(repaired) <= 1
+            and {f: status.get(f) for f in one.diagnosed_faults} == expected)
+
+
+def event_stream(case: Case) -> str:
+    events = [{"kind": "task", "task_id": case.task_id, "domain": case.domain,
+               "tools": [t.model_dump(mode="json") for t in case.tools], "world": case.world}]
+    timed = [(u.timestamp, 0, {"kind": "user_input", **u.model_dump(mode="json")})
+             for u in case.session]
+    timed += [(m.created_at, 2, {"kind": "memory", **m.model_dump(mode="json")})
+              for m in case.memory_store]
+    timed += [(s.timestamp, 1, {"kind": "step", **s.model_dump(mode="json")})
+              for s in case.trace]
+    events += [e for _, _, e in sorted(timed, key=lambda t: (t[0], t[1]))]
+    events += [{"kind": "faults", "task_id": case.task_id,
+                "diagnosed_faults": case.diagnosed_faults},
+               {"kind": "end", "task_id": case.task_id}]
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def snapshot(h: Harness, graph: str, task_id: str) -> tuple[Any, ...]:
+    key = {"task_key": task_key(task_id)}
+    nodes = sorted(json.dumps(r["props"], sort_keys=True) for r in
+                   h.query(graph, "list_task_nodes", key))
+    edges = sorted((r["label"], r["src"], r["dst"], r["sufficient"]) for r in
+                   h.query(graph, "list_task_edges", key))
+    return nodes, edges
+
+
+def follow_resume(h: Harness, seed: int) -> bool:
+    graph, reference = h.next_graph(), h.next_graph()
+    case = random_case(seed, h.steps // 3)
+    stream = h.home / f"{graph}.jsonl"
+    stream.write_text(event_stream(case))
+    assert h.run(reference, "ingest", "--follow", str(stream)).returncode == 0
+    proc = h.spawn(graph, "ingest", "--follow", str(stream))
+    time.sleep(random.Random(seed).uniform(0.3, 1.5))  # fault injection at a random moment
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    before = task_row(h, graph, case.task_id)
+    h.killed_mid_stream += before is None or not before["complete"]
+    replay = h.run(graph, "ingest", "--follow", str(stream))
+    row = task_row(h, graph, case.task_id)
+    # a kill after the stream's end leaves a complete task, which a replay reports as such
+    replayed = replay.returncode == 0 or "already stored and complete" in replay.stderr
+    return (replayed and row is not None and row["complete"]
+            and snapshot(h, graph, case.task_id) == snapshot(h, reference, case.task_id))
+
+
+def server_kill(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    rng = random.Random(seed)
+    cases = [random_case(seed * 100 + i, 60) for i in range(40)]
+    acknowledged: list[str] = []
+    info, _ = h.server.start()
+    kill_after = rng.uniform(0.5, 4.0)
+    started = time.monotonic()
+    for i, case in enumerate(cases):
+        raw = case.model_dump(mode="json")
+        raw["task_id"] = f"{graph}_{i}"
+        for section in ("session", "memory_store", "trace"):
+            for record in raw[section]:
+                record["task_id"] = raw["task_id"]
+        path = h.write_case(Case.model_validate(raw), f"{graph}_{i}")
+        if time.monotonic() - started > kill_after:
+            os.kill(info.pid, signal.SIGKILL)
+            break
+        if h.run(graph, "ingest", str(path)).returncode == 0:
+            acknowledged.append(raw["task_id"])
+    h.server.start()  # restart on the same data
+    stored = {r["task_id"]: r for r in json.loads(h.run(graph, "tasks", "--json").stdout)}
+    return all(t in stored and stored[t]["complete"] for t in acknowledged)
+
+
+TRIALS: dict[str, Callable[[Harness, int], bool]] = {
+    "replace-vs-replace": replace_vs_replace, "repair-vs-replace": repair_vs_replace,
+    "follow-resume": follow_resume, "server-kill": server_kill}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=1500, help="steps of the raced task")
+    parser.add_argument("--only", default="", help="run only the trials whose name has this")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="provrepair-reliability-") as tmp:
+        h = Harness(Path(tmp), args.steps)
+        h.server.start()
+        try:
+            rows = []
+            for name, trial in TRIALS.items():
+                if args.only not in name:
+                    continue
+                started = time.monotonic()
+                correct = sum(trial(h, seed) for seed in range(1, args.trials + 1))
+                rows.append((name, args.trials, correct, time.monotonic() - started))
+                extra = (f"; killed before the end: {h.killed_mid_stream}"
+                         if name == "follow-resume" else "")
+                print(f"{name:<20} trials {args.trials:>3}  correct {correct:>3}  "
+                      f"({rows[-1][3]:.0f} s{extra})", flush=True)
+        finally:
+            h.server.stop()
+    print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}; load {os.getloadavg()[0]:.2f}")
+    return 0 if all(r[1] == r[2] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
