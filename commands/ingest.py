@@ -117,6 +117,9 @@ def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
             consume(stream, iter_lines(sys.stdin.buffer, "<stdin>"), "<stdin>")
             result = stream.finish(close_open=True)
         else:
+            if not Path(source).is_file():
+                what = "is a directory" if Path(source).is_dir() else "does not exist"
+                raise InputError(f"{source}: {what}; --follow takes an event file (JSONL) or -")
             with open(source, "rb") as handle:
                 seen = stream.result
                 lines = tail_lines(handle, idle_timeout=idle_timeout, on_idle=stream.flush,
@@ -158,17 +161,24 @@ def tasks(as_json: bool) -> None:
 @click.option("--task", "task_id", required=True, help="Task id.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole case (graph → case JSON).")
 def show(task_id: str, as_json: bool) -> None:
-    """Read a task back from the store as a case."""
+    """Read a task back from the store as a case: the recorded steps, with memory statuses as
+    they stand now (a repair's deletions and quarantines included); the text output also
+    names the task's repair, as `provrepair history` does."""
     from provrepair.provenance.readback import read_case
+    from provrepair.repair.runs import latest_repair
 
     with store() as st:
         case = read_case(st, task_id)
+        repair = latest_repair(st, task_id)
     if as_json:
         emit_json(case.model_dump(mode="json"))
         return
     click.echo(f"task {case.task_id} ({case.domain}): {len(case.session)} inputs, "
                f"{len(case.memory_store)} memories, {len(case.trace)} steps; "
                f"diagnosed faults: {', '.join(case.diagnosed_faults) or '-'}")
+    if repair is not None:
+        click.echo(f"{repair['status']} by run {repair['run_id']}: answer now "
+                   f"{_short(repair.get('answer') or '(none)')!r} (the recorded steps follow)")
     for step in case.trace:
         click.echo(f"  [{step.turn}] {step.step_id:<12} {step.step_type.value:<18} "
                    f"{_short(step.content)}")

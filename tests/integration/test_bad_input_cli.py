@@ -626,3 +626,15 @@ def test_errors_are_capped_at_twenty(cli: Any, tmp_path: Path) -> None:
     result = cli("ingest", str(path), "--json")
     assert result.returncode == 2
     assert len(json.loads(result.stdout)["errors"]) == 20
+
+
+@pytest.mark.parametrize("where", ["missing.jsonl", "."])
+def test_follow_of_a_missing_file_or_a_directory(cli: Any, refused: Any, tmp_path: Path,
+                                                 where: str) -> None:
+    refused(cli("ingest", "--follow", str(tmp_path / where)), "InputError", "--follow takes")
+
+
+def test_deeply_nested_event_is_one_line(cli: Any, refused: Any, tmp_path: Path) -> None:
+    deep = '{"kind": "task", "task_id": "t", "world": ' + "[" * 50_000 + "]" * 50_000 + "}\n"
+    refused(cli("ingest", "--follow", str(write(tmp_path, "deep.jsonl", deep))), "InputError",
+            "nested too deeply")

@@ -44,3 +44,17 @@ def test_bad_resume_options_are_one_line(cli: Cli) -> None:
         result = cli("repair", "--task", TASK, *args)
         assert result.returncode == 2, result.stdout
         assert result.stderr.startswith(error) and len(result.stderr.splitlines()) == 1
+
+
+def test_show_and_history_agree_after_a_repair(cli: Cli) -> None:
+    from tests.helpers import EXAMPLE
+
+    assert cli("ingest", str(EXAMPLE)).returncode == 0
+    report = json.loads(cli("repair", "--task", "shopping_task_014", "--json").stdout)
+    shown = cli("show", "--task", "shopping_task_014").stdout
+    history = json.loads(cli("history", "--task", "shopping_task_014", "--json").stdout)
+    assert [r["run_id"] for r in history if r["status"] == "repaired"] == [report["run_id"]]
+    assert f"repaired by run {report['run_id']}: answer now {report['answer']!r}" in shown
+    case = json.loads(cli("show", "--task", "shopping_task_014", "--json").stdout)
+    statuses = {m["memory_id"]: m["status"] for m in case["memory_store"]}
+    assert all(statuses[m] == "deleted" for m in report["deleted"])
