@@ -157,6 +157,17 @@ def test_an_end_event_alone_is_refused(cli: Cli) -> None:
     assert all(r["task_id"] != "never" for r in json.loads(cli("tasks", "--json").stdout))
 
 
+def test_an_unfinished_recording_is_not_repaired(cli: Cli, tmp_path: Path) -> None:
+    events = events_in_time_order(case_without_evaluation())  # no `end` event
+    stream = tmp_path / "events.jsonl"
+    stream.write_text("".join(json.dumps(e) + "\n" for e in events))
+    followed = cli("ingest", "--follow", str(stream), "--idle-timeout", "0.2")
+    assert followed.returncode == 0 and "still open: shopping_task_014" in followed.stdout
+    result = cli("repair", "--task", events[0]["task_id"])
+    assert result.returncode == 2
+    assert result.stderr.startswith("TaskIncomplete: ") and "still being recorded" in result.stderr
+
+
 def test_complete_task_cannot_be_recorded_again(store: GraphStore) -> None:
     case = case_without_evaluation()
     ingest_case(store, case)
