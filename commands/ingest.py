@@ -8,6 +8,7 @@ import shutil
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,12 +21,16 @@ from provrepair.provenance.errors import InputError
 @click.option("--replace", is_flag=True,
               help="Swap a stored task for this version (atomic: the old version stays "
                    "until the new one is written).")
+@click.option("--from", "source_format", type=click.Choice(["case", "openai-messages"]),
+              default="case", show_default=True,
+              help="Input format: provrepair cases, or OpenAI-style chat transcripts (with an "
+                   "optional memory log); see the README, \"Recording your agent\".")
 @click.option("--follow", "follow", metavar="FILE|-",
               help="Consume a JSONL event stream (live recording) instead of case files.")
 @click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
               help="With --follow FILE: stop after this long without new events.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def ingest(paths: tuple[Path, ...], replace: bool, follow: str | None,
+def ingest(paths: tuple[Path, ...], replace: bool, source_format: str, follow: str | None,
            idle_timeout: float | None, as_json: bool) -> None:
     """Store case files (.json, .jsonl), or follow a live event stream.
 
@@ -39,15 +44,17 @@ def ingest(paths: tuple[Path, ...], replace: bool, follow: str | None,
         return
     if not paths:
         raise InputError("no case files given (see `provrepair ingest --help`)")
-    _ingest_files(list(paths), replace, as_json)
+    _ingest_files(list(paths), replace, source_format, as_json)
 
 
-def _ingest_files(paths: list[Path], replace: bool, as_json: bool) -> None:
+def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json: bool) -> None:
     from provrepair.loaders.case_files import load_cases
+    from provrepair.loaders.openai_messages import load_transcripts
     from provrepair.provenance.ingest import gc_paused, ingest_cases
 
+    load = load_transcripts if source_format == "openai-messages" else load_cases
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
-        cases = load_cases(paths)
+        cases = load(paths)
         with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
             results = ingest_cases(st, cases, replace=replace, progress=bar)
     if as_json:
@@ -184,6 +191,12 @@ def show(task_id: str, as_json: bool) -> None:
                    f"{_short(step.content)}")
 
 
+def _json_names(folder: Any) -> list[str]:
+    if not folder.is_dir():
+        return []
+    return sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
+
+
 def _short(text: str, width: int = 70) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -202,21 +215,24 @@ def schema() -> None:
               default=None, help="Copy the bundled example cases into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def examples(copy_to: Path | None, as_json: bool) -> None:
-    """List the example cases that ship with provrepair (and copy them with --copy-to).
+    """List the examples that ship with provrepair (and copy them with --copy-to): case
+    files, and under transcripts/ OpenAI-style transcripts (`ingest --from openai-messages`).
 
     `provrepair examples --copy-to ex && provrepair ingest ex/*.json` works from any
     install, not only from a clone of the repository.
     """
     folder = resources.files("provrepair").joinpath("examples")
-    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
+    names = [(name, "case") for name in _json_names(folder)]
+    names += [(f"transcripts/{name}", "openai-messages")
+              for name in _json_names(folder.joinpath("transcripts"))]
     rows = []
-    for name in names:
+    for name, source_format in names:
         path = Path(str(folder.joinpath(name)))
         if copy_to is not None:
-            copy_to.mkdir(parents=True, exist_ok=True)
+            (copy_to / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy_to / name)
             path = copy_to / name
-        rows.append({"name": name, "path": str(path)})
+        rows.append({"name": name, "path": str(path), "format": source_format})
     if as_json:
         emit_json(rows)
         return
