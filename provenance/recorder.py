@@ -15,8 +15,11 @@ and must resolve by `close()`. Nodes and their derived edges are written in smal
 
 Crash bound: a crash loses at most the events recorded since the last flush; everything
 flushed is in the store, and the task reads as incomplete until `close()` succeeds. A crash
-inside a flush may leave nodes without their edges: resuming re-derives every stored record's
-edges and writes them again (MERGE), so the resumed task equals an uninterrupted recording.
+inside a flush may leave part of a batch (nodes are written one statement per type) and nodes
+without their edges: resuming keeps, per kind, the stored records that form a prefix of the
+event order (the rest of the half-written batch is removed, to be recorded again), and
+re-derives every kept record's edges (MERGE), so the resumed task equals an uninterrupted
+recording.
 Recording again into an incomplete task resumes it: events already stored are skipped when
 identical (so replaying the same event stream after a crash converges) and refused if not.
 Re-recording a memory id updates only its lifecycle fields (status, last_modified_by,
@@ -252,9 +255,12 @@ class Recorder:
                                                 "diagnosed_faults") if k in props})
         stored = self.store.run("list_task_nodes", {"task_key": self.key})
         rank = {NodeKind.USER_INPUT: 0, NodeKind.MEMORY: 1, NodeKind.STEP: 2}
-        for row in sorted(stored, key=lambda r: (rank[r["props"]["kind"]], r["props"]["position"])):
-            record = record_from_props(row["props"])
-            self._admit(row["props"]["kind"], record)
+        kept, dropped = _stored_prefix(sorted(
+            (row["props"] for row in stored), key=lambda p: (rank[p["kind"]], p["position"])))
+        if dropped:
+            self.store.run("delete_nodes", {"uids": dropped})
+        for props in kept:
+            self._admit(props["kind"], record_from_props(props))
         self.rows.clear()  # the nodes are stored
         # The edges are derived again and MERGEd (idempotent), never assumed stored: a crash
         # inside a flush can leave a node written without its edges.
@@ -267,3 +273,19 @@ def _label_restored(old: Record | None, new: Record) -> bool:
     return (isinstance(old, MemoryRecord) and isinstance(new, MemoryRecord)
             and old.fault_type is None and new.fault_type is not None
             and old.model_copy(update={"fault_type": new.fault_type}) == new)
+
+
+def _stored_prefix(props: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Stored nodes (sorted by kind, then position) → those whose positions run 0, 1, 2…
+    within their kind, and the uids of the rest (after a gap a crash left mid-flush)."""
+    kept: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    expected: dict[str, int] = defaultdict(int)
+    for p in props:
+        if p["position"] == expected[p["kind"]]:
+            kept.append(p)
+            expected[p["kind"]] += 1
+        else:
+            dropped.append(p["uid"])
+    return kept, dropped
+

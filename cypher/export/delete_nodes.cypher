@@ -1,8 +1,8 @@
 // name: delete_nodes
 // mode: write
 // params: uids
-// Nodes of an export target the source no longer has (a rolled-back repair's), with their
-// relationships. Idempotent.
+// Nodes by uid, with their relationships: those of an export target the source no longer
+// has, and those of a recorder's half-written batch (provenance/recorder.py). Idempotent.
 UNWIND $uids AS uid
 MATCH (n:Node {uid: uid})
 DETACH DELETE n
