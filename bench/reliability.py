@@ -168,12 +168,12 @@ def snapshot(h: Harness, graph: str, task_id: str) -> tuple[Any, ...]:
 
 def follow_resume(h: Harness, seed: int) -> bool:
     graph, reference = h.next_graph(), h.next_graph()
-    case = random_case(seed, h.steps // 3)
+    case = random_case(seed, h.steps // 2)
     stream = h.home / f"{graph}.jsonl"
     stream.write_text(event_stream(case))
     assert h.run(reference, "ingest", "--follow", str(stream)).returncode == 0
     proc = h.spawn(graph, "ingest", "--follow", str(stream))
-    time.sleep(random.Random(seed).uniform(0.3, 1.5))  # fault injection at a random moment
+    time.sleep(random.Random(seed).uniform(0.4, 1.2))  # fault injection at a random moment
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     before = task_row(h, graph, case.task_id)
@@ -216,6 +216,16 @@ TRIALS: dict[str, Callable[[Harness, int], bool]] = {
     "follow-resume": follow_resume, "server-kill": server_kill}
 
 
+def _attempt(trial: Callable[[Harness, int], bool], h: Harness, name: str, seed: int) -> bool:
+    """One trial; an exception is an incorrect trial, reported, and the run goes on."""
+    try:
+        return trial(h, seed)
+    except Exception as exc:
+        print(f"  {name} seed {seed}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+        h.server.start()  # whatever happened, the next trial needs a running store
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=20)
@@ -231,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.only not in name:
                     continue
                 started = time.monotonic()
-                correct = sum(trial(h, seed) for seed in range(1, args.trials + 1))
+                correct = sum(_attempt(trial, h, name, seed)
+                              for seed in range(1, args.trials + 1))
                 rows.append((name, args.trials, correct, time.monotonic() - started))
                 extra = (f"; killed before the end: {h.killed_mid_stream}"
                          if name == "follow-resume" else "")
