@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed-stamp
 LINTDIR := tools/cypherlint
 EXAMPLES := $(wildcard examples/*.json)
 
-.PHONY: install demo test lint lint-cypher typecheck chromium clean
+.PHONY: install demo test test-lock lint lint-cypher typecheck chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ demo: install
 	@echo "--- the recorded (faulty) answer is s_012 above; plan and repair it offline:"
 	$(BIN)/provrepair plan --task shopping_task_014
 	$(BIN)/provrepair repair --task shopping_task_014
+	@echo "--- an agent's chat transcript with its memory log, read as a case, and its plan:"
+	$(BIN)/provrepair ingest --replace --from openai-messages examples/transcripts/shopping_transcript.json
+	$(BIN)/provrepair plan --task transcript_shopping_001 --no-record
 	$(BIN)/provrepair db status
 
 lint-cypher: install $(LINTDIR)/node_modules/.installed-stamp
