@@ -98,7 +98,9 @@ def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, d
     A task version is repaired once; running `repair` again prints that repair. Exit codes:
     0 repaired (or already repaired), 2 an error you can fix (one line on stderr), 3 stopped
     before a side-effecting tool call: the faulty memories are already out of retrieval, and
-    `--resume --approve STEP` or `--resume --skip STEP` finishes the repair.
+    `--resume --approve STEP` or `--resume --skip STEP` finishes the repair; 4 partial: the
+    memory is repaired but the final answer could not be recomputed offline (no derivation
+    recorded): `--reasoner openai` regenerates it with a model.
     """
     from provrepair.repair.reasoners import make_reasoner
     from provrepair.repair.service import Resume, repair_task
@@ -114,12 +116,24 @@ def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, d
         report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
                              dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method,
                              resume=decided)
+        patch = _patch_of(st, report) if as_json else None
     if as_json:
-        emit_json(report.to_json())
+        emit_json({**report.to_json(), "memory_patch": patch})
     else:
         _print_report(report)
     if report.status == "needs_human":
         sys.exit(3)
+    if report.status == "partial":
+        sys.exit(4)
+
+
+def _patch_of(st: Any, report: Any) -> dict[str, Any] | None:
+    """The memory patch of the committed run (repair/patch.py), for scripts to carry on."""
+    if report.run_id is None or report.status == "dry_run":
+        return None
+    from provrepair.repair.patch import memory_patch
+
+    return memory_patch(st, report.task_id, report.run_id).model_dump(mode="json")
 
 
 def _print_report(report: Any) -> None:
@@ -134,6 +148,9 @@ def _print_report(report: Any) -> None:
     click.echo(f"  new memories: {', '.join(report.new_memory_ids) or '-'}")
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")
+    if report.status == "partial":
+        click.echo("  PARTIAL: the memory is repaired, the final answer could not be recomputed "
+                   "offline; --reasoner openai regenerates it")
     if report.needs_human:
         step = report.needs_human["step_id"]
         click.echo(f"  NEEDS A HUMAN at {step}: {report.needs_human['reason']}")

@@ -11,6 +11,8 @@
     │   ├── TaskIncomplete            a streamed task is still being recorded (no `end` yet)
     │   ├── NothingToResume           `repair --resume` without a stopped repair, or naming a
     │   │                             step the stopped repair does not replay
+    │   ├── NotRepaired               a memory patch asked of a task (or run) with no repair
+    │   ├── PatchConflict             the target memory store changed since the repair
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
     │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
     └── InternalError                 our bug: a traceback is printed
@@ -88,6 +90,14 @@ class TaskIncomplete(UserError):
 
 class NothingToResume(UserError):
     """`repair --resume` has no stopped (needs_human) repair to continue, or a bad step."""
+
+
+class NotRepaired(UserError):
+    """No committed repair to take a memory patch from."""
+
+
+class PatchConflict(UserError):
+    """A memory store no longer holds what the patch expects (it changed since the run)."""
 
 
 class ConfigError(UserError):

@@ -136,13 +136,15 @@ class RunStatus(StrEnum):
     WRITING = "writing"          # being written; invisible until finished
     PLANNED = "planned"          # `plan`: a recorded plan, nothing applied
     REPAIRED = "repaired"        # `repair` committed
+    PARTIAL = "partial"          # committed, but the final answer could not be recomputed
     NEEDS_HUMAN = "needs_human"  # `repair` stopped before a side effect; memory side applied
     ABORTED = "aborted"          # died before finishing; rolled back
 
 
-FINISHED_RUN_STATUSES = frozenset({RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.NEEDS_HUMAN})
+FINISHED_RUN_STATUSES = frozenset({RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.PARTIAL,
+                                   RunStatus.NEEDS_HUMAN})
 # A committed repair of the task version: `repair` is not run twice on it.
-REPAIR_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.NEEDS_HUMAN})
+REPAIR_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN})
 
 
 class RunMark(StrEnum):

@@ -23,6 +23,7 @@ from typing import Any
 from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
@@ -59,7 +60,7 @@ class Resume:
 class RepairReport:
     task_id: str
     run_id: str | None
-    status: str                      # repaired | needs_human | dry_run | already_repaired
+    status: str          # repaired | partial | needs_human | dry_run | already_repaired
     answer: str | None
     plan: dict[str, Any]
     deleted: list[str] = field(default_factory=list)
@@ -190,9 +191,13 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
     if result.needs_human:
         return _stopped_report(task_id, run_id, plan, state, result)
     active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
+    final = final_answer_step(state.case)
+    # the final answer could not be recomputed: the memory is repaired, the answer is not
+    partial = final is not None and final.step_id in result.unresolved
     return RepairReport(
         task_id=task_id, run_id=run_id,
-        status="needs_human" if result.needs_human else "repaired", answer=result.answer,
+        status=RunStatus.PARTIAL.value if partial else RunStatus.REPAIRED.value,
+        answer=result.answer,
         plan=plan.model_dump(), deleted=plan.delete_memory_ids,
         quarantined=plan.quarantine_memory_ids, restored=list(state.restored),
         replayed={old: new.step_id for new, old in result.new_steps if old is not None},

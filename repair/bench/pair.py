@@ -96,7 +96,7 @@ def repaired_store(store: GraphStore, task_id: str) -> tuple[list[MemoryRecord],
 def _outcome(report: RepairReport, decision: Decision, memories: list[MemoryRecord],
              successors: dict[str, tuple[str, ...]]) -> Outcome:
     plan = report.plan or {}
-    applied = report.status in ("repaired", "already_repaired")
+    applied = report.status in ("repaired", "partial", "already_repaired")
     counts = report.counts or {}
     return Outcome(
         answer=report.answer, delete=frozenset(plan.get("delete_memory_ids", [])),

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-FINISHED = frozenset({"repaired", "already_repaired", "needs_human", "not_run"})
+FINISHED = frozenset({"repaired", "partial", "already_repaired", "needs_human", "not_run"})
 RESULTS = "results.jsonl"
 
 
