@@ -10,17 +10,37 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from provrepair.provenance.ingest import ingest_case
     from provrepair.provenance.recorder import Recorder
     from provrepair.provenance.store.config import connect, open_store
+    from provrepair.provenance.validate import parse_case
+    from provrepair.repair.appliers import apply_patch, open_memory_store
+    from provrepair.repair.appliers.jsonl import JsonlMemory
+    from provrepair.repair.appliers.langgraph import LangGraphMemory
+    from provrepair.repair.patch import memory_patch
+    from provrepair.repair.plan import plan
+    from provrepair.repair.service import run_repair
 
 # public name → "module:attribute"
 _API = {
     "open_store": "provrepair.provenance.store.config:open_store",
     "connect": "provrepair.provenance.store.config:connect",
     "Recorder": "provrepair.provenance.recorder:Recorder",
+    "parse_case": "provrepair.provenance.validate:parse_case",
+    "ingest_case": "provrepair.provenance.ingest:ingest_case",
+    "plan": "provrepair.repair.plan:plan",
+    # not "repair": that name is the package provrepair.repair
+    "run_repair": "provrepair.repair.service:run_repair",
+    "memory_patch": "provrepair.repair.patch:memory_patch",
+    "apply_patch": "provrepair.repair.appliers:apply_patch",
+    "open_memory_store": "provrepair.repair.appliers:open_memory_store",
+    "LangGraphMemory": "provrepair.repair.appliers.langgraph:LangGraphMemory",
+    "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
 }
 
-__all__ = ["Recorder", "connect", "open_store"]  # the keys of _API (a test checks)
+__all__ = ["JsonlMemory", "LangGraphMemory", "Recorder", "apply_patch", "connect",
+           "ingest_case", "memory_patch", "open_memory_store", "open_store", "parse_case",
+           "plan", "run_repair"]  # the keys of _API (a test checks)
 
 
 def __getattr__(name: str) -> Any:

@@ -223,3 +223,15 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
                 "early_cutoff_steps": 0, "tool_calls": result.tool_calls,
                 "original_steps": len(state.original)})
+
+
+def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offline", *,
+           model: str | None = None, **options: Any) -> RepairReport:
+    """`provrepair repair` as a call: `reasoner` is "offline", "openai" or a Reasoner;
+    `options` are those of `repair_task` (faults, dry_run, method, resume)."""
+    if isinstance(reasoner, str):
+        from provrepair.repair.reasoners import make_reasoner
+
+        reasoner = make_reasoner(reasoner, model)
+    return repair_task(store, task_id, reasoner, **options)
+
