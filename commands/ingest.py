@@ -166,29 +166,34 @@ def tasks(as_json: bool) -> None:
 
 @click.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--original", is_flag=True,
+              help="The case as recorded (its evaluation block included), not as repaired.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole case (graph → case JSON).")
-def show(task_id: str, as_json: bool) -> None:
-    """Read a task back from the store as a case: the recorded steps, with memory statuses as
-    they stand now (a repair's deletions and quarantines included); the text output also
-    names the task's repair, as `provrepair history` does."""
+def show(task_id: str, original: bool, as_json: bool) -> None:
+    """Show a task as it stands after its latest repair: replayed steps in the place of the
+    ones they replaced, the memory with the records the repair wrote and every status it
+    changed (--original: the recorded case, exactly as ingested)."""
     from provrepair.provenance.readback import read_case
+    from provrepair.repair.current import current_case
     from provrepair.repair.runs import latest_repair
 
     with store() as st:
-        case = read_case(st, task_id)
+        raw = (read_case(st, task_id).model_dump(mode="json") if original
+               else current_case(st, task_id))
         repair = latest_repair(st, task_id)
     if as_json:
-        emit_json(case.model_dump(mode="json"))
+        emit_json(raw)
         return
-    click.echo(f"task {case.task_id} ({case.domain}): {len(case.session)} inputs, "
-               f"{len(case.memory_store)} memories, {len(case.trace)} steps; "
-               f"diagnosed faults: {', '.join(case.diagnosed_faults) or '-'}")
+    click.echo(f"task {raw['task_id']} ({raw['domain']}): {len(raw['session'])} inputs, "
+               f"{len(raw['memory_store'])} memories, {len(raw['trace'])} steps; "
+               f"diagnosed faults: {', '.join(raw['diagnosed_faults']) or '-'}")
     if repair is not None:
+        shown = "the recorded steps" if original else "steps as repaired"
         click.echo(f"{repair['status']} by run {repair['run_id']}: answer now "
-                   f"{_short(repair.get('answer') or '(none)')!r} (the recorded steps follow)")
-    for step in case.trace:
-        click.echo(f"  [{step.turn}] {step.step_id:<12} {step.step_type.value:<18} "
-                   f"{_short(step.content)}")
+                   f"{_short(repair.get('answer') or '(none)')!r} ({shown} follow)")
+    for step in raw["trace"]:
+        click.echo(f"  [{step['turn']}] {step['step_id']:<14} {step['step_type']:<18} "
+                   f"{_short(step['content'])}")
 
 
 def _json_names(folder: Any) -> list[str]:

@@ -462,7 +462,7 @@ def test_consolidation_retires_its_regenerated_input(store: GraphStore) -> None:
 def test_step_without_derivation_is_an_honest_failure(store: GraphStore) -> None:
     case = ingest(store, "small_unresolved.json")
     report = repair(store, case)
-    assert report.status == "repaired"
+    assert report.status == "partial"  # the final answer could not be recomputed
     assert set(report.unresolved) == {"s_002", "s_003"}
     assert "no derivation" in report.unresolved["s_002"]
     assert not recovered(report.answer, required_facts(case))
@@ -598,7 +598,7 @@ def test_tool_called_with_other_argument_names_leaves_the_step_unresolved(
     case = parse_case(raw)
     ingest_case(store, case)
     report = repair(store, case)
-    assert report.status == "repaired"
+    assert report.status in ("repaired", "partial")  # committed either way
     assert "cancel_booking cannot run with arguments ['entity_id']" in report.unresolved["s_004"]
 
 
@@ -610,16 +610,17 @@ def test_resume_with_approval_issues_the_call_once_and_finishes(
     stopped = repair(store, case)
     assert stopped.status == "needs_human" and tool_calls == []
     done = repair(store, case, resume=Resume(approve=frozenset({"s_003"})))
-    assert done.status == "repaired" and done.run_id != stopped.run_id
+    # committed; partial because this case's world records no refund result (below)
+    assert done.status == "partial" and done.run_id != stopped.run_id
     assert [tool for tool, _ in tool_calls] == ["issue_refund"]
     assert "s_003" in done.replayed
     # this case's world records no refund result, so the answer honestly lacks its id
     assert done.answer is None and "s_005" in done.unresolved
     assert statuses(store, case.task_id)["m_f002"] == "deleted"
-    assert [r["status"] for r in list_runs(store, case.task_id)] == ["needs_human", "repaired"]
+    assert [r["status"] for r in list_runs(store, case.task_id)] == ["needs_human", "partial"]
     # finished: a plain repair reports it, a second resume has nothing to resume
     assert repair(store, case).status == "already_repaired"
-    with pytest.raises(NothingToResume, match="is repaired"):
+    with pytest.raises(NothingToResume, match="is partial"):
         repair(store, case, resume=Resume(approve=frozenset({"s_003"})))
 
 
@@ -630,7 +631,7 @@ def test_resume_with_skip_leaves_the_step_unresolved(
     case = ingest(store, "small_side_effect_needs_human.json")
     repair(store, case)
     done = repair(store, case, resume=Resume(skip=frozenset({"s_003"})))
-    assert done.status == "repaired" and tool_calls == []
+    assert done.status in ("repaired", "partial") and tool_calls == []
     assert "(--skip)" in done.unresolved["s_003"]
 
 

@@ -30,10 +30,11 @@ def test_stop_then_resume_with_approval(cli: Cli) -> None:
     again = cli("repair", "--task", TASK, "--json")  # still waiting for the person
     assert again.returncode == 3 and json.loads(again.stdout)["status"] == "needs_human"
     done = cli("repair", "--task", TASK, "--resume", "--approve", "s_003", "--json")
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["status"] == "repaired"
+    # committed; partial (exit 4): the case's world records no result for the refund call
+    assert done.returncode == 4, done.stderr
+    assert json.loads(done.stdout)["status"] == "partial"
     history = json.loads(cli("history", "--task", TASK, "--json").stdout)
-    assert [r["status"] for r in history] == ["needs_human", "repaired"]
+    assert [r["status"] for r in history] == ["needs_human", "partial"]
 
 
 def test_bad_resume_options_are_one_line(cli: Cli) -> None:
@@ -58,3 +59,23 @@ def test_show_and_history_agree_after_a_repair(cli: Cli) -> None:
     case = json.loads(cli("show", "--task", "shopping_task_014", "--json").stdout)
     statuses = {m["memory_id"]: m["status"] for m in case["memory_store"]}
     assert all(statuses[m] == "deleted" for m in report["deleted"])
+
+
+def test_show_is_the_task_as_repaired_and_original_as_recorded(cli: Cli) -> None:
+    from tests.helpers import EXAMPLE
+
+    assert cli("ingest", str(EXAMPLE)).returncode == 0
+    recorded = json.loads(EXAMPLE.read_text())
+    before = json.loads(cli("show", "--task", "shopping_task_014", "--json").stdout)
+    assert before["trace"] == json.loads(cli("show", "--task", "shopping_task_014", "--original",
+                                             "--json").stdout)["trace"]
+    report = json.loads(cli("repair", "--task", "shopping_task_014", "--json").stdout)
+    now = json.loads(cli("show", "--task", "shopping_task_014", "--json").stdout)
+    original = json.loads(cli("show", "--task", "shopping_task_014", "--original",
+                              "--json").stdout)
+    assert [s["step_id"] for s in original["trace"]] == [s["step_id"] for s in recorded["trace"]]
+    assert now["trace"][-1]["content"] == report["answer"]
+    assert [s["step_id"] for s in now["trace"]] == [
+        report["replayed"].get(s["step_id"], s["step_id"]) for s in original["trace"]]
+    statuses = {m["memory_id"]: m["status"] for m in now["memory_store"]}
+    assert statuses["m_f003"] == "deleted" and statuses[report["new_memory_ids"][0]] == "active"
