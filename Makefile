@@ -32,6 +32,9 @@ demo: install
 	@echo "--- an agent's chat transcript with its memory log, read as a case, and its plan:"
 	$(BIN)/provrepair ingest --replace --from openai-messages examples/transcripts/shopping_transcript.json
 	$(BIN)/provrepair plan --task transcript_shopping_001 --no-record
+	@echo "--- an OpenTelemetry GenAI trace (OTLP/JSON) of an instrumented agent, and its plan:"
+	$(BIN)/provrepair ingest --replace --from otel examples/otel/shopping_agent.otlp.jsonl
+	$(BIN)/provrepair plan --task otel_shopping_001 --no-record
 	$(BIN)/provrepair db status
 
 lint-cypher: install $(LINTDIR)/node_modules/.installed-stamp

@@ -21,10 +21,12 @@ from provrepair.provenance.errors import InputError
 @click.option("--replace", is_flag=True,
               help="Swap a stored task for this version (atomic: the old version stays "
                    "until the new one is written).")
-@click.option("--from", "source_format", type=click.Choice(["case", "openai-messages"]),
-              default="case", show_default=True,
-              help="Input format: provrepair cases, or OpenAI-style chat transcripts (with an "
-                   "optional memory log); see the README, \"Recording your agent\".")
+@click.option("--from", "source_format",
+              type=click.Choice(["case", "openai-messages", "otel"]), default="case",
+              show_default=True,
+              help="Input format: provrepair cases, OpenAI-style chat transcripts (with an "
+                   "optional memory log), or OpenTelemetry GenAI traces (OTLP/JSON); see the "
+                   "README, \"Recording your agent\".")
 @click.option("--follow", "follow", metavar="FILE|-",
               help="Consume a JSONL event stream (live recording) instead of case files.")
 @click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
@@ -50,9 +52,10 @@ def ingest(paths: tuple[Path, ...], replace: bool, source_format: str, follow: s
 def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json: bool) -> None:
     from provrepair.loaders.case_files import load_cases
     from provrepair.loaders.openai_messages import load_transcripts
+    from provrepair.loaders.otel import load_otlp
     from provrepair.provenance.ingest import gc_paused, ingest_cases
 
-    load = load_transcripts if source_format == "openai-messages" else load_cases
+    load = {"openai-messages": load_transcripts, "otel": load_otlp}.get(source_format, load_cases)
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
         cases = load(paths)
         with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
@@ -199,7 +202,8 @@ def show(task_id: str, original: bool, as_json: bool) -> None:
 def _json_names(folder: Any) -> list[str]:
     if not folder.is_dir():
         return []
-    return sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
+    return sorted(entry.name for entry in folder.iterdir()
+                  if entry.name.endswith((".json", ".jsonl")))
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -221,7 +225,8 @@ def schema() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def examples(copy_to: Path | None, as_json: bool) -> None:
     """List the examples that ship with provrepair (and copy them with --copy-to): case
-    files, and under transcripts/ OpenAI-style transcripts (`ingest --from openai-messages`).
+    files; under transcripts/ OpenAI-style transcripts (`ingest --from openai-messages`);
+    under otel/ an OTLP/JSON trace of an instrumented agent (`ingest --from otel`).
 
     `provrepair examples --copy-to ex && provrepair ingest ex/*.json` works from any
     install, not only from a clone of the repository.
@@ -230,6 +235,7 @@ def examples(copy_to: Path | None, as_json: bool) -> None:
     names = [(name, "case") for name in _json_names(folder)]
     names += [(f"transcripts/{name}", "openai-messages")
               for name in _json_names(folder.joinpath("transcripts"))]
+    names += [(f"otel/{name}", "otel") for name in _json_names(folder.joinpath("otel"))]
     rows = []
     for name, source_format in names:
         path = Path(str(folder.joinpath(name)))

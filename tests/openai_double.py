@@ -21,6 +21,7 @@ class Reply:
     delay: float = 0.0
     status: int = 200
     tokens: int = 50
+    tool_calls: list[dict[str, Any]] | None = None  # OpenAI `tool_calls` of the message
 
 
 @dataclass
@@ -43,8 +44,12 @@ class ChatDouble:
                 self._send(200, {
                     "id": "chatcmpl-double", "object": "chat.completion", "created": 0,
                     "model": body.get("model", "double"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "choices": [{"index": 0,
+                                 "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                                 "message": {"role": "assistant",
+                                             "content": None if reply.tool_calls else reply.content,
+                                             **({"tool_calls": reply.tool_calls}
+                                                if reply.tool_calls else {})}}],
                     "usage": {"prompt_tokens": reply.tokens - 10, "completion_tokens": 10,
                               "total_tokens": reply.tokens}})
 

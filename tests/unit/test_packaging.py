@@ -52,7 +52,7 @@ def test_every_package_and_data_file_is_inside(wheel: zipfile.ZipFile) -> None:
                 if arc not in names:
                     missing.append(arc)
     for extra in ("cli.py", "__init__.py", "browser/provrepair.grass",
-                  *(p.relative_to(REPO).as_posix() for p in (REPO / "examples").rglob("*.json"))):
+                  *(p.relative_to(REPO).as_posix() for p in (REPO / "examples").rglob("*.json*"))):
         if "provrepair/" + extra not in names:
             missing.append("provrepair/" + extra)
     assert not missing, f"not in the wheel: {missing}"

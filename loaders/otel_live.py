@@ -1,0 +1,155 @@
+"""Live capture from an agent instrumented with the OpenTelemetry SDK (the `[otel]` extra).
+
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    provider.add_span_processor(BatchSpanProcessor(ProvrepairSpanExporter(open_store())))
+
+The SDK's BatchSpanProcessor calls `export` from its own worker thread, so the agent's thread
+only enqueues ended spans. Spans are buffered per agent run (loaders/otel.py); when the run's
+`invoke_agent` span ends, the run becomes a case and is stored (replacing an earlier capture
+of the same run). A run whose root never ends is stored at `shutdown()`. `OtlpJsonFile`
+writes the same spans as OTLP/JSON lines for `provrepair ingest --from otel`, and
+`memory_span` emits the memory-operation spans for a memory library without instrumentation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from provrepair.loaders.otel import ERROR, Span, _run_key, cases_from_spans
+from provrepair.provenance.errors import ConfigError, UserError
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+
+try:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+    from opentelemetry.trace import StatusCode, Tracer
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ConfigError("live capture needs the otel extra: pip install 'provrepair[otel]'") from exc
+
+
+def _ids(span: ReadableSpan) -> tuple[str, str]:
+    context = span.get_span_context()
+    assert context is not None  # an ended SDK span always has one
+    return format(context.trace_id, "032x"), format(context.span_id, "016x")
+
+
+def span_of(span: ReadableSpan) -> Span:
+    trace_id, span_id = _ids(span)
+    return Span(trace_id=trace_id, span_id=span_id,
+                start_ns=int(span.start_time or 0), attributes=dict(span.attributes or {}),
+                error=span.status.status_code == StatusCode.ERROR)
+
+
+class ProvrepairSpanExporter(SpanExporter):
+    """Stores each finished agent run as a case; failures are kept in `errors`, never raised
+    into the agent."""
+
+    def __init__(self, store: GraphStore):
+        self.store = store
+        self.pending: dict[str, list[Span]] = defaultdict(list)
+        self.stored: list[str] = []
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        finished = []
+        with self._lock:
+            for readable in spans:
+                span = span_of(readable)
+                if span.operation is None:
+                    continue  # not a GenAI span (HTTP, database…)
+                self.pending[_run_key(span)].append(span)
+                if span.operation == "invoke_agent":
+                    finished.append(self.pending.pop(_run_key(span)))
+        ok = all([self._store(run) for run in finished])
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        with self._lock:
+            runs, self.pending = list(self.pending.values()), defaultdict(list)
+        for run in runs:
+            self._store(run)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def _store(self, spans: list[Span]) -> bool:
+        try:
+            for case in cases_from_spans(spans):
+                ingest_case(self.store, case, replace=True)
+                self.stored.append(case.task_id)
+        except UserError as exc:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return False
+        return True
+
+
+class OtlpJsonFile(SpanExporter):
+    """Appends each export as one OTLP/JSON object per line (hex ids, nanosecond strings)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(otlp_json(spans), ensure_ascii=False) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [
+        {"scope": {"name": "provrepair"}, "spans": [_otlp_span(s) for s in spans]}]}]}
+
+
+def _otlp_span(span: ReadableSpan) -> dict[str, Any]:
+    trace_id, span_id = _ids(span)
+    out: dict[str, Any] = {
+        "traceId": trace_id, "spanId": span_id,
+        "name": span.name, "startTimeUnixNano": str(span.start_time or 0),
+        "endTimeUnixNano": str(span.end_time or 0),
+        "attributes": [{"key": k, "value": _any_value(v)} for k, v in (span.attributes or {}).items()],
+        "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0}}
+    if span.parent is not None:
+        out["parentSpanId"] = format(span.parent.span_id, "016x")
+    return out
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, (list, tuple)):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    return {"stringValue": str(value)}
+
+
+@contextmanager
+def memory_span(tracer: Tracer, operation: str, *, record_id: str | None = None,
+                records: list[dict[str, Any]] | None = None, query: str | None = None,
+                conversation_id: str | None = None) -> Iterator[Any]:
+    """A GenAI memory-operation span (search_memory, create_memory, update_memory,
+    upsert_memory, delete_memory) with the attributes loaders/otel.py reads."""
+    with tracer.start_as_current_span(f"{operation} {record_id or ''}".strip()) as span:
+        span.set_attribute("gen_ai.operation.name", operation)
+        if record_id is not None:
+            span.set_attribute("gen_ai.memory.record.id", record_id)
+        if records is not None:
+            span.set_attribute("gen_ai.memory.records", json.dumps(records, ensure_ascii=False))
+        if query is not None:
+            span.set_attribute("gen_ai.memory.query.text", query)
+        if conversation_id is not None:
+            span.set_attribute("gen_ai.conversation.id", conversation_id)
+        yield span

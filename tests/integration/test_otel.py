@@ -1,0 +1,109 @@
+"""OpenTelemetry GenAI traces in: recorded live through the SDK exporter, and exported to an
+OTLP/JSON file then ingested with the CLI; both give the same graph, and its plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+from provrepair.loaders.otel_live import OtlpJsonFile, ProvrepairSpanExporter
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan import plan
+from tests import otel_agent
+from tests.conftest import Cli
+from tests.openai_double import ChatDouble, Reply
+
+RUN = "conv-shop-1"
+POISONED = {"m_price_b": "StoreB sells P0199 for $59.99", "m_price_c": "StoreC: $63.99"}
+
+
+def script() -> list[Reply]:
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "get_price", "arguments": json.dumps({"store": "StoreA"})}}
+    return [Reply(tool_calls=[call]), Reply("StoreB is cheapest at $59.99.")]
+
+
+def record(exporter: Any, path: Path | None = None) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    if path is not None:
+        provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(path)))
+    double = ChatDouble(script())
+    client = openai.OpenAI(base_url=double.start(), api_key="test")
+    try:
+        otel_agent.run(provider.get_tracer("agent"), client, dict(POISONED), RUN, ["m_price_b"])
+    finally:
+        double.stop()
+        provider.shutdown()
+
+
+def snapshot(store: GraphStore) -> tuple[Any, ...]:
+    rows = store.run("list_task_nodes", {"task_key": task_key(RUN)})
+    nodes = sorted(json.dumps(r["props"], sort_keys=True) for r in rows)
+    edges = sorted((r["label"], r["src"], r["dst"]) for r in
+                   store.run("list_task_edges", {"task_key": task_key(RUN)}))
+    return nodes, edges
+
+
+def test_live_capture_stores_the_run_and_plans_it(falkordb_store: GraphStore) -> None:
+    exporter = ProvrepairSpanExporter(falkordb_store)
+    record(exporter)
+    assert exporter.errors == [] and exporter.stored == [RUN]
+    the_plan = plan(falkordb_store, RUN)
+    assert the_plan.delete_memory_ids == ["m_price_b"]
+    assert the_plan.quarantine_memory_ids == ["m_best"]  # written from the poisoned context
+    assert "m_price_c" not in the_plan.affected_ids
+
+
+def test_file_export_then_ingest_gives_the_same_graph(falkordb_store: GraphStore, cli: Cli,
+                                                      tmp_path: Path) -> None:
+    """The case read back is exact (tests/integration/test_store_roundtrip.py), so equal
+    read-backs and equal edge counts mean equal graphs."""
+    trace = tmp_path / "trace.jsonl"
+    record(ProvrepairSpanExporter(falkordb_store), trace)
+    live = read_case(falkordb_store, RUN).model_dump(mode="json")
+    live_edges = len(snapshot(falkordb_store)[1])
+    done = cli("ingest", "--from", "otel", str(trace))
+    assert done.returncode == 0, done.stderr
+    from_file = json.loads(cli("show", "--task", RUN, "--original", "--json").stdout)
+    assert from_file == live
+    tasks = json.loads(cli("tasks", "--json").stdout)
+    assert [t["task_id"] for t in tasks] == [RUN] and live_edges > 0
+
+
+@pytest.mark.parametrize(("span", "needle"), [
+    ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "nope"},
+     "orphan tool result"),
+    ({"gen_ai.operation.name": "teleport"}, "unknown operation 'teleport'"),
+    ({"gen_ai.operation.name": "delete_memory"}, "gen_ai.memory.record.id"),
+])
+def test_bad_traces_are_one_line_and_write_nothing(cli: Cli, tmp_path: Path,
+                                                   span: dict[str, Any], needle: str) -> None:
+    body = {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "ab" * 16, "spanId": "cd" * 8, "name": "x", "startTimeUnixNano": "1000",
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in span.items()]}]}]}]}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(body))
+    done = cli("ingest", "--from", "otel", str(path))
+    assert done.returncode == 2 and needle in done.stderr, done.stderr
+    assert "cdcdcdcdcdcdcdcd" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert json.loads(cli("tasks", "--json").stdout) == []
+
+
+def test_truncated_json_and_no_agent_run(cli: Cli, tmp_path: Path) -> None:
+    truncated = tmp_path / "t.json"
+    truncated.write_text('{"resourceSpans": [')
+    done = cli("ingest", "--from", "otel", str(truncated))
+    assert done.returncode == 2 and done.stderr.startswith("InputError: ")
+    empty = tmp_path / "e.json"
+    empty.write_text(json.dumps({"resourceSpans": []}))
+    done = cli("ingest", "--from", "otel", str(empty))
+    assert done.returncode == 2 and "no agent run" in done.stderr
