@@ -110,3 +110,47 @@ def test_patch_of_a_task_never_repaired(cli: Cli) -> None:
     assert cli("ingest", str(EXAMPLE)).returncode == 0
     done = cli("patch", "--task", TASK)
     assert done.returncode == 2 and done.stderr.startswith("NotRepaired: ")
+
+
+def test_an_otel_recorded_task_to_langgraph(cli: Cli, tmp_path: Path) -> None:
+    """The bundled OTLP trace of the instrumented test agent: repaired offline (partial: a
+    trace carries no derivations), its memory carried to a LangGraph store."""
+    trace = EXAMPLE.parent / "otel" / "shopping_agent.otlp.jsonl"
+    assert cli("ingest", "--from", "otel", str(trace)).returncode == 0
+    db = tmp_path / "agent.db"
+    store = agent_store(db)
+    recorded = json.loads(cli("show", "--task", "otel_shopping_001", "--json").stdout)
+    for m in recorded["memory_store"]:
+        store.put(("memories",), m["memory_id"], {"content": m["content"]})
+    assert cli("repair", "--task", "otel_shopping_001").returncode == 4
+    listed = json.loads(cli("memory", "--task", "otel_shopping_001", "--json").stdout)
+    assert [m["memory_id"] for m in listed] == ["m_price_c"]
+    assert cli("apply", "--task", "otel_shopping_001", "--to",
+               f"langgraph-sqlite:{db}").returncode == 0
+    assert set(searched(agent_store(db))) == {"m_price_c"}
+
+
+def test_restore_brings_back_the_record_a_fault_had_superseded(tmp_path: Path) -> None:
+    """Every operation of the patch format on a real file store, restore included."""
+    from provrepair.repair.appliers import apply_patch
+    from provrepair.repair.appliers.jsonl import JsonlMemory
+    from provrepair.repair.patch import MemoryPatch, PatchOperation
+
+    memory = JsonlMemory(tmp_path / "m.jsonl")
+    memory.put("m_old", "ship to 1 Elm St")
+    memory.quarantine("m_old")   # superseded by the faulty record in the agent's store
+    memory.put("m_bad", "ship to 9 Wrong Rd")
+    memory.put("m_derived", "label for 9 Wrong Rd")
+    patch = MemoryPatch(task_id="t", run_id="r", operations=[
+        PatchOperation(op="delete", memory_id="m_bad", expected_content="ship to 9 Wrong Rd"),
+        PatchOperation(op="quarantine", memory_id="m_derived",
+                       expected_content="label for 9 Wrong Rd"),
+        PatchOperation(op="restore", memory_id="m_old", expected_content="ship to 1 Elm St"),
+        PatchOperation(op="add", memory_id="m_new", content="label for 1 Elm St")])
+    first = apply_patch(patch, memory)
+    assert len(first.applied) == 4
+    assert (memory.get("m_old"), memory.get("m_bad"), memory.get("m_derived"),
+            memory.quarantined("m_derived"), memory.get("m_new")) == (
+        "ship to 1 Elm St", None, None, "label for 9 Wrong Rd", "label for 1 Elm St")
+    again = apply_patch(patch, memory)
+    assert again.applied == [] and len(again.already) == 4
