@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,12 @@ def ingest(paths: tuple[Path, ...], replace: bool, source_format: str, follow: s
     if follow is not None:
         if paths:
             raise InputError("give either case files or --follow, not both")
-        _follow(follow, idle_timeout, as_json)
+        if source_format == "otel":
+            _follow_otel(follow, idle_timeout, as_json)
+        elif source_format == "case":
+            _follow(follow, idle_timeout, as_json)
+        else:
+            raise InputError(f"--follow reads event streams or OTLP/JSON lines, not {source_format}")
         return
     if not paths:
         raise InputError("no case files given (see `provrepair ingest --help`)")
@@ -117,6 +123,43 @@ def _prune(task_id: str | None, as_json: bool) -> None:
     click.echo(f"{len(targets)} task(s) checked")
 
 
+def _follow_otel(source: str, idle_timeout: float | None, as_json: bool) -> None:
+    """OTLP/JSON lines as a file exporter writes them: each agent run is stored when its
+    `invoke_agent` span arrives; runs still open are stored at the end of the input (stdin's
+    end, --idle-timeout, or Ctrl-C)."""
+    from provrepair.loaders.case_files import iter_lines
+    from provrepair.loaders.events import decode_event, tail_lines
+    from provrepair.loaders.otel import RunCollector, otlp_spans
+
+    _require_file(source)
+    with store() as st, contextlib.ExitStack() as stack:
+        collector = RunCollector(st)
+        lines: Iterable[bytes]
+        if source == "-":
+            lines = iter_lines(sys.stdin.buffer, "<stdin>")
+        else:
+            handle = stack.enter_context(open(source, "rb"))
+            lines = tail_lines(handle, idle_timeout=idle_timeout, on_idle=lambda: None,
+                               done=lambda: False)
+        with contextlib.suppress(KeyboardInterrupt):
+            for n, line in enumerate(lines, 1):
+                if line.strip():
+                    where = f"{source}:{n}"
+                    for span in otlp_spans(decode_event(line, where), where):
+                        collector.add(span)
+        collector.finish()
+    if as_json:
+        emit_json({"stored_tasks": collector.stored})
+    else:
+        click.echo(f"stored: {', '.join(collector.stored) or '-'}")
+
+
+def _require_file(source: str) -> None:
+    if source != "-" and not Path(source).is_file():
+        what = "is a directory" if Path(source).is_dir() else "does not exist"
+        raise InputError(f"{source}: {what}; --follow takes an event file (JSONL) or -")
+
+
 def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
     from provrepair.loaders.case_files import iter_lines
     from provrepair.loaders.events import EventStream, consume, tail_lines
@@ -127,9 +170,7 @@ def _follow(source: str, idle_timeout: float | None, as_json: bool) -> None:
             consume(stream, iter_lines(sys.stdin.buffer, "<stdin>"), "<stdin>")
             result = stream.finish(close_open=True)
         else:
-            if not Path(source).is_file():
-                what = "is a directory" if Path(source).is_dir() else "does not exist"
-                raise InputError(f"{source}: {what}; --follow takes an event file (JSONL) or -")
+            _require_file(source)
             with open(source, "rb") as handle:
                 seen = stream.result
                 lines = tail_lines(handle, idle_timeout=idle_timeout, on_idle=stream.flush,

@@ -35,7 +35,9 @@ from provrepair.loaders.agent_run import (
 )
 from provrepair.loaders.case_files import read_json_records
 from provrepair.provenance.errors import CaseError, InputError
+from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
 
 INFERENCE = {"chat", "text_completion", "generate_content"}
 MEMORY_WRITES = {"create_memory": "create", "update_memory": "update",
@@ -213,3 +215,31 @@ def _required(task_id: str, span: Span, key: str) -> str:
         raise CaseError(task_id, key, span.span_id,
                         f"a {span.operation} span needs it (trace {span.trace_id})")
     return str(value)
+
+
+class RunCollector:
+    """Spans as they arrive → one stored case per agent run, when its `invoke_agent` span
+    ends (or at `finish`). Shared by the live exporter and `ingest --from otel --follow`."""
+
+    def __init__(self, store: GraphStore):
+        self.store = store
+        self.pending: dict[str, list[Span]] = defaultdict(list)
+        self.stored: list[str] = []
+
+    def add(self, span: Span) -> None:
+        if span.operation is None:
+            return  # not a GenAI span (HTTP, database…)
+        self.pending[_run_key(span)].append(span)
+        if span.operation == "invoke_agent":
+            self._store(self.pending.pop(_run_key(span)))
+
+    def finish(self) -> None:
+        runs, self.pending = list(self.pending.values()), defaultdict(list)
+        for run in runs:
+            self._store(run)
+
+    def _store(self, spans: list[Span]) -> None:
+        for case in cases_from_spans(spans):
+            ingest_case(self.store, case, replace=True)
+            self.stored.append(case.task_id)
+

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from provrepair.loaders.otel import ERROR, Span, _run_key, cases_from_spans
+from provrepair.loaders.otel import ERROR, RunCollector, Span
 from provrepair.provenance.errors import ConfigError, UserError
-from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
 
 try:
@@ -48,47 +46,40 @@ def span_of(span: ReadableSpan) -> Span:
 
 
 class ProvrepairSpanExporter(SpanExporter):
-    """Stores each finished agent run as a case; failures are kept in `errors`, never raised
-    into the agent."""
+    """Stores each finished agent run as a case (loaders/otel.py RunCollector); failures are
+    kept in `errors`, never raised into the agent."""
 
     def __init__(self, store: GraphStore):
-        self.store = store
-        self.pending: dict[str, list[Span]] = defaultdict(list)
-        self.stored: list[str] = []
+        self.collector = RunCollector(store)
         self.errors: list[str] = []
         self._lock = threading.Lock()
 
+    @property
+    def stored(self) -> list[str]:
+        return self.collector.stored
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        finished = []
+        def collect() -> None:
+            for span in spans:
+                self.collector.add(span_of(span))
+
         with self._lock:
-            for readable in spans:
-                span = span_of(readable)
-                if span.operation is None:
-                    continue  # not a GenAI span (HTTP, database…)
-                self.pending[_run_key(span)].append(span)
-                if span.operation == "invoke_agent":
-                    finished.append(self.pending.pop(_run_key(span)))
-        ok = all([self._store(run) for run in finished])
-        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+            return self._guarded(collect)
 
     def shutdown(self) -> None:
         with self._lock:
-            runs, self.pending = list(self.pending.values()), defaultdict(list)
-        for run in runs:
-            self._store(run)
+            self._guarded(self.collector.finish)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
-    def _store(self, spans: list[Span]) -> bool:
+    def _guarded(self, work: Callable[[], object]) -> SpanExportResult:
         try:
-            for case in cases_from_spans(spans):
-                ingest_case(self.store, case, replace=True)
-                self.stored.append(case.task_id)
+            work()
         except UserError as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
-            return False
-        return True
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
 
 
 class OtlpJsonFile(SpanExporter):

@@ -107,3 +107,15 @@ def test_truncated_json_and_no_agent_run(cli: Cli, tmp_path: Path) -> None:
     empty.write_text(json.dumps({"resourceSpans": []}))
     done = cli("ingest", "--from", "otel", str(empty))
     assert done.returncode == 2 and "no agent run" in done.stderr
+
+
+def test_follow_otlp_json_lines(cli: Cli) -> None:
+    """`ingest --from otel --follow -`: each run stored when its invoke_agent span arrives."""
+    trace = Path(__file__).resolve().parents[2] / "examples" / "otel" / \
+        "shopping_agent.otlp.jsonl"
+    done = cli("ingest", "--from", "otel", "--follow", "-", "--json",
+               input=trace.read_bytes())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"stored_tasks": ["otel_shopping_001"]}
+    whole = cli("show", "--task", "otel_shopping_001", "--original", "--json").stdout
+    assert len(json.loads(whole)["trace"]) == 6
