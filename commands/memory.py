@@ -28,8 +28,8 @@ def memory(task_id: str, show_all: bool, as_json: bool) -> None:
         emit_json(rows)
         return
     for r in rows:
-        origin = f"  [{r['changed_by']}]" if r["changed_by"] else ""
-        click.echo(f"{r['memory_id']:<12} {r['status']:<12} {r['content']}{origin}")
+        why = f"  [{r['why']}, run {r['changed_by']}]" if r["changed_by"] else ""
+        click.echo(f"{r['memory_id']:<12} {r['status']:<12} {r['content']}{why}")
 
 
 @click.command()

@@ -154,3 +154,26 @@ def test_restore_brings_back_the_record_a_fault_had_superseded(tmp_path: Path) -
         "ship to 1 Elm St", None, None, "label for 9 Wrong Rd", "label for 1 Elm St")
     again = apply_patch(patch, memory)
     assert again.applied == [] and len(again.already) == 4
+
+
+def test_apply_to_langgraph_in_memory_store_through_the_api(cli: Cli) -> None:
+    """The same patch through the Python call, on LangGraph's InMemoryStore."""
+    from langgraph.store.memory import InMemoryStore
+
+    from provrepair.repair.appliers import apply_patch
+    from provrepair.repair.appliers.langgraph import LangGraphMemory
+    from provrepair.repair.patch import MemoryPatch
+
+    report = repaired(cli)
+    patch = MemoryPatch.model_validate(report["memory_patch"])
+    store = InMemoryStore()
+    for m in json.loads(EXAMPLE.read_text())["memory_store"]:
+        if m["status"] == "active":
+            store.put(("agent", "memories"), m["memory_id"], {"text": m["content"]})
+    memory = LangGraphMemory(store, ("agent", "memories"), value_key="text")
+    assert len(apply_patch(patch, memory).applied) == 2
+    keys = {item.key for item in store.search(("agent",), limit=100)}
+    assert "m_f003" not in keys and report["new_memory_ids"][0] in keys
+    listed = json.loads(cli("memory", "--task", TASK, "--all", "--json").stdout)
+    why = {m["memory_id"]: m["why"] for m in listed}
+    assert why["m_f003"] == "a diagnosed fault (rule 1)" and why["m_001"] == ""
