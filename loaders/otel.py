@@ -1,10 +1,13 @@
 """OpenTelemetry GenAI spans → cases (`provrepair ingest --from otel`, and the live exporter
-in provenance/otel.py).
+in loaders/otel_live.py).
 
 Input: OTLP/JSON (`{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}`, the body of an
 OTLP/HTTP JSON export and, one object per line, what file exporters write): hex trace/span
 ids, `startTimeUnixNano` as strings (kept exact), attributes as `AnyValue`s. One case per
-agent run: the spans sharing `gen_ai.conversation.id`, else a trace id.
+agent run: the spans sharing `gen_ai.conversation.id` (spans without one join the conversation
+of their trace), else a trace. Order is start time; within a user turn the steps form one
+CHAIN in that order, which is also the order of parent and child spans in an agent loop (a
+child starts after its parent; a sibling after the child it follows).
 
 Semantic conventions followed: OpenTelemetry GenAI (development status, as of the memory
 operations merged in May 2026): `gen_ai.operation.name`, `gen_ai.input.messages` /
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,11 @@ class Span:
     def operation(self) -> str | None:
         value = self.attributes.get("gen_ai.operation.name")
         return str(value) if value is not None else None
+
+    @property
+    def conversation(self) -> str | None:
+        value = self.attributes.get("gen_ai.conversation.id")
+        return str(value) if value else None
 
 
 def load_otlp(paths: list[Path]) -> list[Case]:
@@ -105,27 +113,35 @@ def any_value(value: dict[str, Any]) -> Any:
 
 
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
-    runs: dict[str, list[Span]] = defaultdict(list)
-    for span in spans:
-        if span.operation is not None:
-            runs[_run_key(span)].append(span)
+    runs = group_runs([span for span in spans if span.operation is not None])
     if not runs:
         raise InputError("no GenAI spans (gen_ai.operation.name) in the input: no agent run")
     return [run_case(key, sorted(run, key=lambda s: (s.start_ns, s.span_id)))
             for key, run in runs.items()]
 
 
-def _run_key(span: Span) -> str:
-    conversation = span.attributes.get("gen_ai.conversation.id")
-    return str(conversation) if conversation else f"trace-{span.trace_id}"
+def group_runs(spans: list[Span]) -> dict[str, list[Span]]:
+    """Spans → agent runs. A span's run is its `gen_ai.conversation.id`, else the one another
+    span of its trace carries (instrumentations such as openai-v2 do not set it on their
+    inference spans, the agent's own spans do), else its trace."""
+    trace_conversation: dict[str, str] = {}
+    for span in spans:
+        if span.conversation:
+            trace_conversation.setdefault(span.trace_id, span.conversation)
+    runs: dict[str, list[Span]] = defaultdict(list)
+    for span in spans:
+        key = (span.conversation or trace_conversation.get(span.trace_id)
+               or f"trace-{span.trace_id}")
+        runs[key].append(span)
+    return runs
 
 
 def run_case(task_id: str, spans: list[Span]) -> Case:
     attrs = {k: v for span in spans for k, v in span.attributes.items()}
     builder = RunBuilder(task_id, str(attrs.get("provrepair.domain") or "agent"))
-    seen_users: set[tuple[int, str]] = set()
+    seen = Seen()
     for span in spans:
-        for event in span_events(task_id, span, seen_users):
+        for event in span_events(task_id, span, seen):
             try:
                 builder.add(event)
             except CaseError as exc:  # name the span the event came from
@@ -137,11 +153,22 @@ def run_case(task_id: str, spans: list[Span]) -> Case:
                                           else [faults])])
 
 
-def span_events(task_id: str, span: Span, seen_users: set[tuple[int, str]]) -> list[Event]:
+@dataclass
+class Seen:
+    """What earlier spans of the run already gave: an inference's input repeats the history."""
+
+    users: set[tuple[int, str]] = field(default_factory=set)
+    tool_results: set[str] = field(default_factory=set)
+
+
+def span_events(task_id: str, span: Span, seen: Seen) -> list[Event]:
     op, a = span.operation, span.attributes
     if op in INFERENCE:
-        return [*_new_user_messages(task_id, span, seen_users), _model_output(task_id, span)]
+        messages = _json(task_id, span, "gen_ai.input.messages", [])
+        return [*_new_user_messages(messages, span, seen), *_new_tool_results(messages, span, seen),
+                _model_output(task_id, span)]
     if op == "execute_tool":
+        seen.tool_results.add(_required(task_id, span, "gen_ai.tool.call.id"))
         return [ToolResult(_required(task_id, span, "gen_ai.tool.call.id"),
                            str(a.get("gen_ai.tool.call.result", "")), span.start_ns, span.error)]
     if op == "search_memory":
@@ -162,16 +189,32 @@ def span_events(task_id: str, span: Span, seen_users: set[tuple[int, str]]) -> l
                     f"unknown operation {op!r} (trace {span.trace_id})")
 
 
-def _new_user_messages(task_id: str, span: Span,
-                       seen: set[tuple[int, str]]) -> list[UserMessage]:
-    """User messages of the inference's input not seen before (its history repeats them)."""
+def _new_user_messages(messages: list[Any], span: Span, seen: Seen) -> list[UserMessage]:
+    """User messages of the inference's input not seen before."""
     out = []
-    messages = _json(task_id, span, "gen_ai.input.messages", [])
     for i, message in enumerate(messages):
-        if message.get("role") == "user" and (i, _text(message)) not in seen:
-            seen.add((i, _text(message)))
+        if message.get("role") == "user" and (i, _text(message)) not in seen.users:
+            seen.users.add((i, _text(message)))
             out.append(UserMessage(_text(message), span.start_ns - 1))
     return out
+
+
+def _new_tool_results(messages: list[Any], span: Span, seen: Seen) -> list[ToolResult]:
+    """Tool results the agent passed back to the model (`tool_call_response` parts) for calls
+    no `execute_tool` span recorded: an agent whose tools are not instrumented is still read."""
+    out = []
+    for message in messages:
+        for part in message.get("parts", []):
+            call_id = str(part.get("id"))
+            if part.get("type") == "tool_call_response" and call_id not in seen.tool_results:
+                seen.tool_results.add(call_id)
+                out.append(ToolResult(call_id, _response_text(part.get("response")),
+                                      span.start_ns - 1))
+    return out
+
+
+def _response_text(response: Any) -> str:
+    return response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
 
 
 def _model_output(task_id: str, span: Span) -> ModelOutput:
@@ -229,9 +272,9 @@ class RunCollector:
     def add(self, span: Span) -> None:
         if span.operation is None:
             return  # not a GenAI span (HTTP, database…)
-        self.pending[_run_key(span)].append(span)
+        self.pending[span.trace_id].append(span)
         if span.operation == "invoke_agent":
-            self._store(self.pending.pop(_run_key(span)))
+            self._store(self.pending.pop(span.trace_id))
 
     def finish(self) -> None:
         runs, self.pending = list(self.pending.values()), defaultdict(list)

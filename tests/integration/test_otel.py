@@ -1,5 +1,6 @@
-"""OpenTelemetry GenAI traces in: recorded live through the SDK exporter, and exported to an
-OTLP/JSON file then ingested with the CLI; both give the same graph, and its plan."""
+"""OpenTelemetry GenAI traces in: the test agent's `openai` client instrumented by the real
+opentelemetry-instrumentation-openai-v2, recorded live through the SDK exporter, and exported
+to an OTLP/JSON file then ingested with the CLI; both give the same graph, and its plan."""
 
 from __future__ import annotations
 
@@ -19,30 +20,27 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan import plan
 from tests import otel_agent
 from tests.conftest import Cli
-from tests.openai_double import ChatDouble, Reply
+from tests.openai_double import ChatDouble
 
 RUN = "conv-shop-1"
 POISONED = {"m_price_b": "StoreB sells P0199 for $59.99", "m_price_c": "StoreC: $63.99"}
 
 
-def script() -> list[Reply]:
-    call = {"id": "call_1", "type": "function",
-            "function": {"name": "get_price", "arguments": json.dumps({"store": "StoreA"})}}
-    return [Reply(tool_calls=[call]), Reply("StoreB is cheapest at $59.99.")]
-
-
-def record(exporter: Any, path: Path | None = None) -> None:
+def record(exporter: Any, path: Path | None = None) -> ChatDouble:
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(exporter))
     if path is not None:
         provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(path)))
-    double = ChatDouble(script())
+    double = ChatDouble(otel_agent.example_script("StoreB is cheapest at $59.99."))
     client = openai.OpenAI(base_url=double.start(), api_key="test")
     try:
-        otel_agent.run(provider.get_tracer("agent"), client, dict(POISONED), RUN, ["m_price_b"])
+        with otel_agent.openai_instrumented(provider):
+            otel_agent.run(provider.get_tracer("agent"), client, dict(POISONED), RUN,
+                           ["m_price_b"])
     finally:
         double.stop()
         provider.shutdown()
+    return double
 
 
 def snapshot(store: GraphStore) -> tuple[Any, ...]:
@@ -55,8 +53,15 @@ def snapshot(store: GraphStore) -> tuple[Any, ...]:
 
 def test_live_capture_stores_the_run_and_plans_it(falkordb_store: GraphStore) -> None:
     exporter = ProvrepairSpanExporter(falkordb_store)
-    record(exporter)
+    double = record(exporter)
     assert exporter.errors == [] and exporter.stored == [RUN]
+    assert len(double.requests) == 2  # the instrumented client really went over the wire
+    case = read_case(falkordb_store, RUN)
+    assert [s.step_type for s in case.trace] == [
+        "memory_read", "plan", "tool_action", "tool_observation", "final_answer", "memory_write"]
+    answer = case.trace[4]
+    assert answer.content == "StoreB is cheapest at $59.99."  # from the instrumentation's span
+    assert {"m_price_b", "m_price_c", "s_004"} <= set(answer.used_ids)
     the_plan = plan(falkordb_store, RUN)
     assert the_plan.delete_memory_ids == ["m_price_b"]
     assert the_plan.quarantine_memory_ids == ["m_best"]  # written from the poisoned context
@@ -119,3 +124,23 @@ def test_follow_otlp_json_lines(cli: Cli) -> None:
     assert json.loads(done.stdout) == {"stored_tasks": ["otel_shopping_001"]}
     whole = cli("show", "--task", "otel_shopping_001", "--original", "--json").stdout
     assert len(json.loads(whole)["trace"]) == 6
+
+
+def otlp_spans_of(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(name, attributes) of every span in file order: what is left once ids and times go."""
+    return [(span["name"], {a["key"]: a["value"] for a in span["attributes"]})
+            for line in path.read_text().splitlines()
+            for resource in json.loads(line)["resourceSpans"]
+            for scope in resource["scopeSpans"] for span in scope["spans"]]
+
+
+def test_the_bundled_example_is_what_the_instrumented_agent_records(tmp_path: Path) -> None:
+    """examples/otel/ was written by `python -m tests.otel_agent`; if the instrumentation or
+    the agent changes what it emits, this says so (regenerate the example with that command)."""
+    fresh = tmp_path / "fresh.jsonl"
+    otel_agent.record_example(fresh)
+    bundled = Path(__file__).resolve().parents[2] / "examples" / "otel" / \
+        "shopping_agent.otlp.jsonl"
+    assert otlp_spans_of(fresh) == otlp_spans_of(bundled)
+    assert any(name.startswith("chat") and "gen_ai.output.messages" in attrs
+               for name, attrs in otlp_spans_of(bundled))
