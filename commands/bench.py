@@ -1,4 +1,4 @@
-"""`provrepair bench generate|run`: the controlled benchmark of the paper, offline."""
+"""`provrepair bench generate|run|sweep|clean`: the controlled benchmark of the paper, offline."""
 
 from __future__ import annotations
 
@@ -18,14 +18,20 @@ def bench() -> None:
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Directory to write the cases to (one .json per case).")
+@click.option("--fidelity", type=float, default=1.0, show_default=True,
+              help="How faithfully the runs are recorded: 1.0 exactly; below, with chance "
+                   "1 - F, citations dropped or spurious, wrong sufficiency flags, uncited "
+                   "influence and fault echoes (docs/benchmark.md).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only N cases, stratified by domain, fault type and single/multi-fault.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def generate(seed: int, out: Path, as_json: bool) -> None:
+def generate(seed: int, out: Path, fidelity: float, limit: int | None, as_json: bool) -> None:
     """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
     from provrepair.repair.bench.generate import MANIFEST, generate_benchmark
     from provrepair.repair.bench.summary import table
 
     with ProgressBar(quiet=as_json) as bar:
-        summary = generate_benchmark(seed, out, progress=bar)
+        summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity, progress=bar)
     if as_json:
         emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
         return
@@ -43,7 +49,8 @@ def generate(seed: int, out: Path, as_json: bool) -> None:
 @click.option("--model", default=None, help="Model for --reasoner openai.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Results directory (JSON lines, tables, plot); a rerun resumes.")
-@click.option("--limit", type=int, default=None, help="Only the first N cases (a smoke run).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only N cases, stratified by domain, fault type and single/multi-fault.")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregate metrics as JSON.")
 def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
         limit: int | None, as_json: bool) -> None:
@@ -57,3 +64,52 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
         emit_json(summary)
     else:
         click.echo(text)
+
+
+@bench.command()
+@click.option("--levels", default="1.0,0.9,0.8,0.6", show_default=True,
+              help="Comma-separated provenance fidelity levels.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
+@click.option("--methods", default="all", show_default=True,
+              help="Comma-separated method names, or all.")
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+              help="Directory for the cases and results of every level, the table and the "
+                   "plot; a rerun reuses and resumes them.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only N cases per level, stratified (a smoke run).")
+@click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
+def sweep(levels: str, seed: int, methods: str, out: Path, limit: int | None,
+          as_json: bool) -> None:
+    """Every method over provenance fidelity levels: recovery, recurrence, claim F1 and
+    replay ratio per level (sweep.md, sweep.csv, quality_vs_fidelity.png). Offline."""
+    from provrepair.provenance.errors import InputError
+    from provrepair.repair.bench.sweep import run_sweep
+
+    try:
+        parsed = [float(v) for v in levels.split(",") if v.strip()]
+    except ValueError as exc:
+        raise InputError(f"--levels {levels!r}: not a list of numbers") from exc
+    with ProgressBar(quiet=as_json) as bar:
+        result, text = run_sweep(parsed, seed, methods, out, limit=limit, progress=bar)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(text)
+
+
+@bench.command()
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+def clean(as_json: bool) -> None:
+    """Remove what benchmark runs left in the configured store: the provrepair_bench_*
+    graphs on FalkorDB, the <task>::<method> tasks on Neo4j. Your own tasks stay."""
+    from provrepair.provenance.store.config import open_store
+    from provrepair.repair.bench.clean import clean_benchmarks
+
+    with open_store() as store:
+        removed = clean_benchmarks(store)
+    if as_json:
+        emit_json(removed)
+        return
+    names = removed.get("graphs", removed.get("tasks", []))
+    kind = "graphs" if "graphs" in removed else "tasks"
+    click.echo(f"removed {len(names)} benchmark {kind}" + "".join(f"\n  {n}" for n in names))

@@ -72,5 +72,15 @@ class FalkorDBStore(GraphStore):
         return {"engine": self.engine, "uri": f"falkordb://{self.host}:{self.port}",
                 "graph": self.graph_name}
 
+    def graph_names(self) -> list[str]:
+        """Every graph of the server (the benchmark's scratch graphs among them)."""
+        return [str(name) for name in self._db.list_graphs()]
+
+    def drop_graph(self, name: str) -> None:
+        try:
+            self._db.select_graph(name).delete()
+        except Exception as exc:
+            raise map_driver_error(exc, f"GRAPH.DELETE {name}") from exc
+
     def close(self) -> None:
         self._db.connection.close()

@@ -16,7 +16,7 @@ from provrepair.provenance.errors import InternalError
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import FaultType, StepType
-from provrepair.repair.bench import labels
+from provrepair.repair.bench import fidelity, labels
 from provrepair.repair.bench.domains import BUILDERS
 from provrepair.repair.bench.domains.common import fillers
 from provrepair.repair.bench.inject import Fault, candidates, injection
@@ -39,25 +39,26 @@ class Outcome:
     faults: list[Fault]
 
 
-def build_case(slot: Slot, seed: int) -> Case:
+def build_case(slot: Slot, seed: int, fidelity: float = 1.0) -> Case:
     for attempt in range(ATTEMPTS):
-        case = _attempt(slot, seed, attempt)
+        case = _attempt(slot, seed, attempt, fidelity)
         if case is not None:
             return case
     raise GenerationError(f"{slot.task_id}: no variant in {ATTEMPTS} attempts fits {slot}")
 
 
-def _attempt(slot: Slot, seed: int, attempt: int) -> Case | None:
+def _attempt(slot: Slot, seed: int, attempt: int, fidelity: float) -> Case | None:
     """One variant; if its store is smaller than the slot's bin, the same variant again with
     background records added (they change nothing else: no request ever retrieves them)."""
     low, high = slot.bounds
     rich = _richness(low, attempt)
-    case = _variant(slot, seed, attempt, rich, [])
+    recording = Recording(seed, fidelity)
+    case = _variant(slot, seed, attempt, rich, [], recording)
     if case is not None and labels.benign_active(case) < low:
         rng = random.Random(f"{seed}:{slot.task_id}:{attempt}:fill")
         wanted = rng.randint(low, high if high is not None else low + 3)
         case = _variant(slot, seed, attempt, rich,
-                        fillers(rng, wanted - labels.benign_active(case)))
+                        fillers(rng, wanted - labels.benign_active(case)), recording)
     upper = high if high is not None else 10**6
     if case is None or not low <= labels.benign_active(case) <= upper:
         return None
@@ -71,7 +72,8 @@ def _richness(low: int, attempt: int) -> int:
     return ladder[low][attempt % 3]
 
 
-def _variant(slot: Slot, seed: int, attempt: int, rich: int, extra: list[Seed]) -> Case | None:
+def _variant(slot: Slot, seed: int, attempt: int, rich: int, extra: list[Seed],
+             recording: Recording) -> Case | None:
     rng = random.Random(f"{seed}:{slot.task_id}:{attempt}")
     session = BUILDERS[slot.domain](rng, rich)
     session.seeds.extend(extra)
@@ -79,7 +81,7 @@ def _variant(slot: Slot, seed: int, attempt: int, rich: int, extra: list[Seed]) 
     if not all(clean.answers):
         return None
     outcome = _inject(slot, session, clean, rng)
-    return None if outcome is None else assemble(slot, outcome)
+    return None if outcome is None else assemble(slot, outcome, recording)
 
 
 def _inject(slot: Slot, session: Session, clean: Run, rng: random.Random) -> Outcome | None:
@@ -165,11 +167,23 @@ def _used_downstream(case: Case, fault: Fault) -> bool:
     return any(fault.faulty_id in s.used_ids and s.timestamp > since for s in case.trace)
 
 
-def assemble(slot: Slot, outcome: Outcome) -> Case:
+@dataclass(frozen=True)
+class Recording:
+    """How faithfully the case is recorded (repair/bench/fidelity.py); 1.0 = exactly."""
+
+    seed: int
+    fidelity: float = 1.0
+
+
+def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) -> Case:
     clean_case = outcome.clean.sink.case()
     faulty_ids = [f.faulty_id for f in outcome.faults]
     outcome.faulty.sink.faults(faulty_ids)
     faulty_case = outcome.faulty.sink.case()
+    if recording.fidelity < 1.0:
+        faulty_case = fidelity.with_unrecorded_flow(
+            faulty_case, faulty_ids, recording.fidelity,
+            fidelity.stream(recording.seed, slot.task_id, "flow"))
     kinds = {f.faulty_id: f.fault_type for f in outcome.faults}
     store = [m.model_copy(update={"fault_type": kinds[m.memory_id]}) if m.memory_id in kinds
              else m for m in faulty_case.memory_store]
@@ -178,4 +192,8 @@ def assemble(slot: Slot, outcome: Outcome) -> Case:
     evaluation = labels.evaluation(clean_case, faulty_case, faulty_ids,
                                    list(dict.fromkeys(outcome.clean.final_values)), manifest,
                                    slot.primary)
-    return validate_case(faulty_case.model_copy(update={"evaluation": evaluation}))
+    case = faulty_case.model_copy(update={"evaluation": evaluation})
+    if recording.fidelity < 1.0:
+        case = fidelity.with_recording_errors(
+            case, recording.fidelity, fidelity.stream(recording.seed, slot.task_id, "record"))
+    return validate_case(case)

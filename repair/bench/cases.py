@@ -82,11 +82,14 @@ def retask(raw: dict[str, Any], task_id: str) -> dict[str, Any]:
     return out
 
 
+GRAPH_PREFIX = "provrepair_bench_"  # the benchmark's namespace; `bench clean` drops it
+
+
 def graph_name(directory: Path, cases: list[BenchCase]) -> str:
-    """`bench_<hash>`: of the directory and every case's content, so a changed case set
-    never meets tasks stored from another one."""
+    """`provrepair_bench_<hash>`: of the directory and every case's content, so a changed
+    case set never meets tasks stored from another one."""
     text = "\n".join([str(directory.resolve()), *(f"{c.task_id}:{c.digest}" for c in cases)])
-    return "bench_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return GRAPH_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def slices(case: Case) -> dict[str, Any]:

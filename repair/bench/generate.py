@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from provrepair.provenance.errors import InputError
 from provrepair.provenance.models import Case
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.repair.bench.build import build_case
@@ -23,12 +24,14 @@ from provrepair.repair.bench.summary import manifest
 MANIFEST = "manifest.json"
 
 
-def generate_cases(seed: int, *, limit: int | None = None,
+def generate_cases(seed: int, *, limit: int | None = None, fidelity: float = 1.0,
                    tick: Callable[[Slot], None] | None = None) -> list[Case]:
-    """The benchmark's cases (all 150, or a sample of `limit` covering every domain)."""
+    """The benchmark's cases (all 150, or a stratified sample of `limit`), recorded at
+    `fidelity` (repair/bench/fidelity.py; 1.0 = exactly as run)."""
+    check_fidelity(fidelity)
     cases = []
     for slot in subset(slots(seed), limit):
-        cases.append(build_case(slot, seed))
+        cases.append(build_case(slot, seed, fidelity))
         if tick is not None:
             tick(slot)
     return cases
@@ -38,21 +41,28 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
-def write_cases(cases: list[Case], out: Path, seed: int) -> dict[str, Any]:
+def check_fidelity(fidelity: float) -> None:
+    if not 0.0 < fidelity <= 1.0:
+        raise InputError(f"fidelity {fidelity}: must be in (0, 1] (1.0 = recorded exactly)")
+
+
+def write_cases(cases: list[Case], out: Path, seed: int, fidelity: float = 1.0) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     for case in cases:
         (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
                                                   encoding="utf-8")
-    summary = manifest(cases, seed)
+    summary = manifest(cases, seed) | {"fidelity": fidelity}
     (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
     return summary
 
 
 def generate_benchmark(seed: int, out: Path, *, limit: int | None = None,
+                       fidelity: float = 1.0,
                        progress: Progress = NO_PROGRESS) -> dict[str, Any]:
     """Generate, write and describe the cases (the manifest's summary is returned)."""
+    check_fidelity(fidelity)
     progress.start("generating", len(subset(slots(seed), limit)))
-    cases = generate_cases(seed, limit=limit,
+    cases = generate_cases(seed, limit=limit, fidelity=fidelity,
                            tick=lambda slot: progress.advance(1, slot.task_id))
     progress.finish()
-    return write_cases(cases, out, seed)
+    return write_cases(cases, out, seed, fidelity)

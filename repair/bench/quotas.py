@@ -4,10 +4,13 @@ it expands to, deterministically from the seed."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from provrepair.provenance.vocab import FaultType
 
+T = TypeVar("T")
 P, S, W, D = (FaultType.POISONED, FaultType.STALE, FaultType.WRONG_USER,
               FaultType.SUMMARY_DRIFT)
 DOMAINS = ("shopping", "travel", "customer_support")
@@ -41,15 +44,22 @@ def bin_of(size: int) -> str:
 
 
 def subset(all_slots: list[Slot], limit: int | None) -> list[Slot]:
-    """The first `limit` slots taking the domains in turn (a small sample covers all three)."""
+    """`limit` slots in proportion to domain × primary fault type × single/multi-fault."""
     if limit is None:
         return all_slots
-    seen: dict[str, int] = {}
-    ranked = []
-    for slot in all_slots:
-        seen[slot.domain] = seen.get(slot.domain, 0) + 1
-        ranked.append(((seen[slot.domain], DOMAINS.index(slot.domain)), slot))
-    return [slot for _, slot in sorted(ranked, key=lambda p: p[0])[:limit]]
+    return stratified(all_slots, limit, lambda s: (s.n_faults > 1, s.domain, s.primary.value))
+
+
+def stratified(items: list[T], limit: int, stratum: Callable[[T], tuple[Any, ...]]) -> list[T]:
+    """A systematic sample: the items sorted by stratum (its key's first part outermost), then
+    every (len/limit)-th one — each part of the key, and each combination as far as `limit`
+    allows, keeps its share. Returned in the items' own order."""
+    if limit >= len(items):
+        return list(items)
+    ranked = sorted(range(len(items)), key=lambda i: (stratum(items[i]), i))
+    step = len(items) / max(limit, 1)
+    keep = {ranked[int((k + 0.5) * step)] for k in range(max(limit, 0))}
+    return [item for i, item in enumerate(items) if i in keep]
 
 
 def slots(seed: int) -> list[Slot]:

@@ -7,12 +7,12 @@
     tables (Markdown + CSV), summary.json, recovery_vs_llm_calls.png
 
 Where it writes: the configured store (PROVREPAIR_URI / the embedded server of
-PROVREPAIR_HOME), but on FalkorDB always in its own throwaway graph `bench_<hash>` (+
-`bench_<hash>_vault`), hash = the cases directory and every case's content — never the
-user's PROVREPAIR_GRAPH, so benchmark tasks never mix with the user's. Drop it with
-`GRAPH.DELETE bench_<hash>` when done; it is kept so that an interrupted run resumes. On
-Neo4j there is no graph name: the tasks `<task>::<method>` go to PROVREPAIR_DATABASE — point
-it at a scratch database.
+PROVREPAIR_HOME), but on FalkorDB always in its own graph `provrepair_bench_<hash>` (+
+`_vault`), hash = the cases directory and every case's content — never the user's
+PROVREPAIR_GRAPH, so benchmark tasks never mix with the user's. It is kept so that an
+interrupted run resumes; `provrepair bench clean` drops every such graph. On Neo4j there is
+no graph name: the tasks `<task>::<method>` go to PROVREPAIR_DATABASE (a scratch database is
+best), and `bench clean` deletes them.
 
 Output in `<out>/`: results.jsonl (resumable, see results.py), tables.md, main.csv,
 ablation.csv, per_domain.csv, per_fault_type.csv, cost.csv, robustness.csv, vs_paper.csv,
@@ -32,11 +32,20 @@ from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.config import open_store
-from provrepair.repair.bench.cases import BenchCase, graph_name, load_cases
+from provrepair.repair.bench.cases import BenchCase, graph_name, load_cases, slices
 from provrepair.repair.bench.pair import run_pair
 from provrepair.repair.bench.plot import plot_recovery, require_matplotlib
+from provrepair.repair.bench.quotas import stratified
 from provrepair.repair.bench.results import append_line, finished, latest, pair_key, read_lines
-from provrepair.repair.bench.tables import ABLATION, MAIN, build_tables, label, markdown, scored
+from provrepair.repair.bench.tables import (
+    ABLATION,
+    MAIN,
+    build_tables,
+    case_count,
+    label,
+    markdown,
+    scored,
+)
 from provrepair.repair.methods import METHODS, get_method
 from provrepair.repair.metrics import mean, summarize
 from provrepair.repair.reasoners import make_reasoner
@@ -53,7 +62,7 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
     names = parse_methods(methods)
     items, notes = load_cases(cases_dir)
     graph = graph_name(cases_dir, items)
-    items = items[:limit] if limit is not None else items
+    items = sample(items, limit)
     if not items:
         raise InputError(f"{cases_dir}: no case with an evaluation block to run")
     for note in notes:
@@ -66,6 +75,19 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
     header = (f"{len(items)} cases from `{cases_dir}`, reasoner `{brain.name}`"
               + (f" (model `{model_name}`)" if model_name else "") + f", store graph `{graph}`")
     return report(current_lines(out, items, brain), out, header)
+
+
+def sample(items: list[BenchCase], limit: int | None) -> list[BenchCase]:
+    """All cases, or `limit` of them stratified as `bench generate --limit` (quotas.py)."""
+    if limit is None:
+        return items
+    if limit < 1:
+        raise InputError(f"--limit {limit}: must be at least 1")
+
+    def stratum(item: BenchCase) -> tuple[Any, ...]:
+        cut = slices(item.case)
+        return (cut["n_faults"] > 1, cut["domain"], cut["primary_fault_type"])
+    return stratified(items, limit, stratum)
 
 
 def parse_methods(methods: str) -> list[str]:
@@ -131,7 +153,7 @@ def report(lines: list[dict[str, Any]], out: Path, header: str) -> tuple[dict[st
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")
     plot_recovery({label(m): s for m, s in summary["methods"].items() if s["status"] == "run"},
-                  out)
+                  out, case_count(lines))
     return summary, text
 
 

@@ -176,8 +176,13 @@ def paper_rows(methods: list[str], grouped: dict[str, list[Mapping[str, Any]]]) 
     return rows
 
 
+def case_count(lines: Sequence[Mapping[str, Any]]) -> int:
+    return len({line["case"] for line in lines})
+
+
 def build_tables(lines: Sequence[Mapping[str, Any]]) -> list[Table]:
     grouped = by_method(lines)
+    n = f"N = {case_count(lines)}"
     extra = [m for m in grouped if m not in MAIN and m not in ABLATION]
     main = [m for m in MAIN if m in grouped] + extra
     ablation = [m for m in ABLATION if m in grouped]
@@ -187,18 +192,18 @@ def build_tables(lines: Sequence[Mapping[str, Any]]) -> list[Table]:
                   + slice_rows(every, grouped, lambda r: str(r["store_bucket"]), stores,
                                prefix=["Memory store size"]))
     return [
-        Table("main", "Main results", MAIN_COLUMNS, main_rows(main, grouped)),
-        Table("ablation", "Ablations", MAIN_COLUMNS, main_rows(ablation, grouped)),
-        Table("per_domain", "Per domain", ["Method", "Domain", *SLICE_COLUMNS],
+        Table("main", f"Main results ({n})", MAIN_COLUMNS, main_rows(main, grouped)),
+        Table("ablation", f"Ablations ({n})", MAIN_COLUMNS, main_rows(ablation, grouped)),
+        Table("per_domain", f"Per domain ({n})", ["Method", "Domain", *SLICE_COLUMNS],
               slice_rows(every, grouped, lambda r: str(r["domain"]))),
-        Table("per_fault_type", "Per primary fault type", ["Method", "Fault type", *SLICE_COLUMNS],
+        Table("per_fault_type", f"Per primary fault type ({n})", ["Method", "Fault type", *SLICE_COLUMNS],
               slice_rows(every, grouped, lambda r: str(r["primary_fault_type"]))),
-        Table("cost", "Repair cost breakdown",
+        Table("cost", f"Repair cost breakdown ({n})",
               ["Method", "Rec", "Tokens", "LLM", "LLM decision", "LLM replay", "Calls", "RR",
                "Seconds"], cost_rows(every, grouped)),
-        Table("robustness", "Robustness slices", ["Method", "Slice", "Bucket", *SLICE_COLUMNS],
+        Table("robustness", f"Robustness slices ({n})", ["Method", "Slice", "Bucket", *SLICE_COLUMNS],
               robustness),
-        Table("vs_paper", "Ours beside the paper (Table 2 / 3, GPT-4o, N = 150)",
+        Table("vs_paper", f"Ours ({n}) beside the paper (Table 2 / 3, GPT-4o, N = 150)",
               ["Method", *[f"{c}{s}" for c in ("Rec", "Recur", "FR", "BP", "F1", "RR", "LLM")
                            for s in ("", " (paper)")]], paper_rows(every, grouped)),
     ]

@@ -1,5 +1,11 @@
 """Baseline "AgentTrace-style" (docs/method.md, Baselines; paper App. G; notes §5, §9 A11).
 
+The paper (paraphrased): adapted from AgentTrace's causal graph tracing over logs for
+root-cause localization; it scores candidate steps backward from the wrong answer, replays
+from the root cause, "focuses exclusively on trace repair" and makes no memory decision
+(its faulty removal is 0.000) — yet on the shopping case it "avoids keeping [the poisoned
+price] active": what its replay re-derives is overwritten.
+
 Candidates: `memory_read`, `claim`, `plan`, `tool_action` and `final_answer` steps that are
 backward-reachable from the erroneous final answer v_final over E_prop ∪ CHAIN and
 fault-relevant: in A0 (our affected region, from the diagnosed faults), directly using a
@@ -18,18 +24,20 @@ The highest r(v) is the root cause (ties: earliest in the trace); no candidate �
 
 Plan: replay the provenance source steps of the diagnosed faults (their seeds that are
 steps: producers, failed mutations) ∪ the sequential suffix of the trace from the root cause
-through v_final (observations refreshed through their actions). No memory cleanup: nothing
-is deleted or quarantined (faulty memories stay active unless a replayed step overwrites
-them — paper: faulty removal 0.000). The replayed steps are the invalidated ones
-(`invalidate_claim_ids` = the replay set, §9 A5). A trace without a final answer replays
-the source steps only.
+through v_final (observations refreshed through their actions). No memory decision: nothing
+is deleted for being faulty; a record written by a step it replays is overwritten by the
+replayed write (quarantined, its regenerated version takes its place) — the only way a
+faulty record leaves the store. Departure: our faulty-removal metric reads the store after
+repair, so those overwrites count as removals (the paper credits only removal decisions,
+hence its 0.000). The replayed steps are the invalidated ones (`invalidate_claim_ids` = the
+replay set, §9 A5). A trace without a final answer replays the source steps only.
 """
 
 from __future__ import annotations
 
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.provenance.order import final_answer_step
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.methods.common import build_plan, earliest_seed_ts, positions
 from provrepair.repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
@@ -78,6 +86,12 @@ class Scorer:
         return max(candidates, key=lambda s: (self.score(s, d_max), -pos[s.step_id]))
 
 
+def overwritten(case: Case, replay: set[str]) -> set[str]:
+    """Active records written by a replayed step: the replayed write takes their place."""
+    active = {m.memory_id for m in case.memory_store if m.status is MemoryStatus.ACTIVE}
+    return {m for s in case.trace if s.step_id in replay for m in s.generated_memory_ids} & active
+
+
 class AgentTrace(MethodBase):
     name = "agenttrace"
     description = "baseline: AgentTrace-style root-cause score, replay the suffix, no memory cleanup"
@@ -92,7 +106,8 @@ class AgentTrace(MethodBase):
         if final is not None:
             replay |= self._suffix(case, base, final)
         return build_plan(case, task_id=ctx.task_id, replay=replay, invalidate=replay,
-                          seeds=base.seeds, affected=base.affected_ids)
+                          quarantine=overwritten(case, replay), seeds=base.seeds,
+                          affected=base.affected_ids)
 
     @staticmethod
     def _suffix(case: Case, base: RepairPlan, final: ExecutionStep) -> set[str]:

@@ -85,7 +85,7 @@ def test_run_writes_lines_tables_csv_and_plot_then_resumes(
 
     text = (out / "tables.md").read_text()
     for title in ("Main results", "Ablations", "Per domain", "Per primary fault type",
-                  "Repair cost breakdown", "Robustness slices", "Ours beside the paper"):
+                  "Repair cost breakdown", "Robustness slices", "Ours (N = 4) beside the paper"):
         assert f"### {title}" in text
     assert "| LLM-judge repair | 0 | not run |" in text and "| Ours |" in text
     for table in TABLES:
