@@ -22,16 +22,21 @@ def bench() -> None:
               help="How faithfully the runs are recorded: 1.0 exactly; below, with chance "
                    "1 - F, citations dropped or spurious, wrong sufficiency flags, uncited "
                    "influence and fault echoes (docs/benchmark.md).")
+@click.option("--answerable", type=float, default=0.0, show_default=True,
+              help="Share of sessions whose final question can fall back to the conversation "
+                   "when memory lacks the answer (the paper's regime; docs/benchmark.md).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only N cases, stratified by domain, fault type and single/multi-fault.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def generate(seed: int, out: Path, fidelity: float, limit: int | None, as_json: bool) -> None:
+def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: int | None,
+             as_json: bool) -> None:
     """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
     from provrepair.repair.bench.generate import MANIFEST, generate_benchmark
     from provrepair.repair.bench.summary import table
 
     with ProgressBar(quiet=as_json) as bar:
-        summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity, progress=bar)
+        summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
+                                     answerable=answerable, progress=bar)
     if as_json:
         emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
         return
@@ -70,6 +75,8 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
 @click.option("--levels", default="1.0,0.9,0.8,0.6", show_default=True,
               help="Comma-separated provenance fidelity levels.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
+@click.option("--answerable", type=float, default=0.5, show_default=True,
+              help="Share of sessions whose final question can fall back to the conversation.")
 @click.option("--methods", default="all", show_default=True,
               help="Comma-separated method names, or all.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
@@ -78,8 +85,8 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only N cases per level, stratified (a smoke run).")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
-def sweep(levels: str, seed: int, methods: str, out: Path, limit: int | None,
-          as_json: bool) -> None:
+def sweep(levels: str, seed: int, answerable: float, methods: str, out: Path,
+          limit: int | None, as_json: bool) -> None:
     """Every method over provenance fidelity levels: recovery, recurrence, claim F1 and
     replay ratio per level (sweep.md, sweep.csv, quality_vs_fidelity.png). Offline."""
     from provrepair.provenance.errors import InputError
@@ -90,7 +97,8 @@ def sweep(levels: str, seed: int, methods: str, out: Path, limit: int | None,
     except ValueError as exc:
         raise InputError(f"--levels {levels!r}: not a list of numbers") from exc
     with ProgressBar(quiet=as_json) as bar:
-        result, text = run_sweep(parsed, seed, methods, out, limit=limit, progress=bar)
+        result, text = run_sweep(parsed, seed, methods, out, limit=limit,
+                                 answerable=answerable, progress=bar)
     if as_json:
         emit_json(result)
     else:

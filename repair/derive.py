@@ -88,9 +88,15 @@ class Context:
     functions: Mapping[str, DomainFunction] = field(default_factory=dict)
     touched: list[str] = field(default_factory=list)  # sources the lookups used, in order
 
-    def lookup(self, entity_id: str, fact_key: str, *, cited_only: bool = False) -> Any:
+    def lookup(self, entity_id: str, fact_key: str, *, scope: str | None = None) -> Any:
+        """The newest visible value. `scope`: "cited" — only from the step's cited ids;
+        "memory_first" — from memory when an active memory holds the fact, else from the
+        conversation (earlier steps' facts): an agent answering from what it saved, falling
+        back to what was said."""
         matches = [f for f in self.facts if f.entity_id == entity_id and f.fact_key == fact_key
-                   and (not cited_only or f.source_id in self.cited)]
+                   and (scope != "cited" or f.source_id in self.cited)]
+        if scope == "memory_first":
+            matches = [f for f in matches if not f.from_step] or matches
         if not matches:
             raise Unresolved(f"no visible value for {entity_id}.{fact_key}")
         best = max(matches, key=FactSource.newness)
@@ -98,8 +104,11 @@ class Context:
             self.touched.append(best.source_id)
         return best.value
 
-    def entities_with(self, fact_key: str) -> list[str]:
-        return sorted({f.entity_id for f in self.facts if f.fact_key == fact_key})
+    def entities_with(self, fact_key: str, *, scope: str | None = None) -> list[str]:
+        keyed = [f for f in self.facts if f.fact_key == fact_key]
+        if scope == "memory_first":
+            keyed = [f for f in keyed if not f.from_step] or keyed
+        return sorted({f.entity_id for f in keyed})
 
 
 def is_derivation(value: Any) -> bool:
@@ -125,7 +134,7 @@ def evaluate(expr: Any, ctx: Context) -> Any:
 
 def _lookup(args: dict[str, Any], ctx: Context) -> Any:
     entity, key = evaluate(args.get("entity_id"), ctx), evaluate(args.get("fact_key"), ctx)
-    return ctx.lookup(str(entity), str(key), cited_only=args.get("scope") == "cited")
+    return ctx.lookup(str(entity), str(key), scope=args.get("scope"))
 
 
 def as_number(value: Any) -> float:
@@ -142,13 +151,15 @@ def as_number(value: Any) -> float:
 def _extreme(pick: Callable[[Iterable[tuple[float, int, str]]], tuple[float, int, str]]) -> Callable[
         [dict[str, Any], Context], str]:
     def run(args: dict[str, Any], ctx: Context) -> str:
-        key = str(evaluate(args.get("fact_key"), ctx))
+        key, scope = str(evaluate(args.get("fact_key"), ctx)), args.get("scope")
         listed = evaluate(args.get("entities"), ctx)
-        entities = [str(e) for e in listed] if listed is not None else ctx.entities_with(key)
+        entities = [str(e) for e in listed] if listed is not None else \
+            ctx.entities_with(key, scope=scope)
         if not entities:
             raise Unresolved(f"no visible entity has {key}")
         # Ties go to the first listed (or smallest id): the index is the tie-breaker.
-        scored = [(as_number(ctx.lookup(e, key)), i, e) for i, e in enumerate(entities)]
+        scored = [(as_number(ctx.lookup(e, key, scope=scope)), i, e)
+                  for i, e in enumerate(entities)]
         return pick(scored)[2]
     return run
 

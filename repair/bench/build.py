@@ -39,20 +39,20 @@ class Outcome:
     faults: list[Fault]
 
 
-def build_case(slot: Slot, seed: int, fidelity: float = 1.0) -> Case:
+def build_case(slot: Slot, seed: int, fidelity: float = 1.0, answerable: float = 0.0) -> Case:
+    recording = Recording(seed, fidelity, answerable)
     for attempt in range(ATTEMPTS):
-        case = _attempt(slot, seed, attempt, fidelity)
+        case = _attempt(slot, seed, attempt, recording)
         if case is not None:
             return case
     raise GenerationError(f"{slot.task_id}: no variant in {ATTEMPTS} attempts fits {slot}")
 
 
-def _attempt(slot: Slot, seed: int, attempt: int, fidelity: float) -> Case | None:
+def _attempt(slot: Slot, seed: int, attempt: int, recording: Recording) -> Case | None:
     """One variant; if its store is smaller than the slot's bin, the same variant again with
     background records added (they change nothing else: no request ever retrieves them)."""
     low, high = slot.bounds
     rich = _richness(low, attempt)
-    recording = Recording(seed, fidelity)
     case = _variant(slot, seed, attempt, rich, [], recording)
     if case is not None and labels.benign_active(case) < low:
         rng = random.Random(f"{seed}:{slot.task_id}:{attempt}:fill")
@@ -77,6 +77,7 @@ def _variant(slot: Slot, seed: int, attempt: int, rich: int, extra: list[Seed],
     rng = random.Random(f"{seed}:{slot.task_id}:{attempt}")
     session = BUILDERS[slot.domain](rng, rich)
     session.seeds.extend(extra)
+    session.answerable = recording.is_answerable(slot.task_id)
     clean = run_session(session, slot.task_id)
     if not all(clean.answers):
         return None
@@ -169,10 +170,16 @@ def _used_downstream(case: Case, fault: Fault) -> bool:
 
 @dataclass(frozen=True)
 class Recording:
-    """How faithfully the case is recorded (repair/bench/fidelity.py); 1.0 = exactly."""
+    """How faithfully the case is recorded (repair/bench/fidelity.py; 1.0 = exactly), and
+    the share of sessions whose final question can fall back to the conversation."""
 
     seed: int
     fidelity: float = 1.0
+    answerable: float = 0.0
+
+    def is_answerable(self, task_id: str) -> bool:
+        """Drawn per case from its own stream: the same cases at every fidelity level."""
+        return random.Random(f"{self.seed}:{task_id}:answerable").random() < self.answerable
 
 
 def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) -> Case:

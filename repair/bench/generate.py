@@ -25,13 +25,16 @@ MANIFEST = "manifest.json"
 
 
 def generate_cases(seed: int, *, limit: int | None = None, fidelity: float = 1.0,
+                   answerable: float = 0.0,
                    tick: Callable[[Slot], None] | None = None) -> list[Case]:
     """The benchmark's cases (all 150, or a stratified sample of `limit`), recorded at
-    `fidelity` (repair/bench/fidelity.py; 1.0 = exactly as run)."""
+    `fidelity` (repair/bench/fidelity.py; 1.0 = exactly as run), a share `answerable` of
+    them with a final question that can fall back to the conversation (docs/benchmark.md)."""
     check_fidelity(fidelity)
+    check_share(answerable)
     cases = []
     for slot in subset(slots(seed), limit):
-        cases.append(build_case(slot, seed, fidelity))
+        cases.append(build_case(slot, seed, fidelity, answerable))
         if tick is not None:
             tick(slot)
     return cases
@@ -46,23 +49,30 @@ def check_fidelity(fidelity: float) -> None:
         raise InputError(f"fidelity {fidelity}: must be in (0, 1] (1.0 = recorded exactly)")
 
 
-def write_cases(cases: list[Case], out: Path, seed: int, fidelity: float = 1.0) -> dict[str, Any]:
+def check_share(answerable: float) -> None:
+    if not 0.0 <= answerable <= 1.0:
+        raise InputError(f"answerable share {answerable}: must be in [0, 1]")
+
+
+def write_cases(cases: list[Case], out: Path, seed: int, fidelity: float = 1.0,
+                answerable: float = 0.0) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     for case in cases:
         (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
                                                   encoding="utf-8")
-    summary = manifest(cases, seed) | {"fidelity": fidelity}
+    summary = manifest(cases, seed) | {"fidelity": fidelity, "answerable_share": answerable}
     (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
     return summary
 
 
 def generate_benchmark(seed: int, out: Path, *, limit: int | None = None,
-                       fidelity: float = 1.0,
+                       fidelity: float = 1.0, answerable: float = 0.0,
                        progress: Progress = NO_PROGRESS) -> dict[str, Any]:
     """Generate, write and describe the cases (the manifest's summary is returned)."""
     check_fidelity(fidelity)
+    check_share(answerable)
     progress.start("generating", len(subset(slots(seed), limit)))
-    cases = generate_cases(seed, limit=limit, fidelity=fidelity,
+    cases = generate_cases(seed, limit=limit, fidelity=fidelity, answerable=answerable,
                            tick=lambda slot: progress.advance(1, slot.task_id))
     progress.finish()
-    return write_cases(cases, out, seed, fidelity)
+    return write_cases(cases, out, seed, fidelity, answerable)

@@ -21,7 +21,7 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import StepType
 from provrepair.repair.bench.cases import BenchCase, bench_task_id, retask, slices
-from provrepair.repair.bench.probe import recurrence_probe
+from provrepair.repair.bench.probe import fact_recurrence, recurrence_probe
 from provrepair.repair.methods import get_method
 from provrepair.repair.methods.base import Decision, MethodNotRun
 from provrepair.repair.metrics import Outcome, case_metrics
@@ -59,11 +59,24 @@ def _score(store: GraphStore, item: BenchCase, task_id: str, report: RepairRepor
     recurred, probe = (recurrence_probe(item.case, memories, successors, reasoner,
                                         item.case.evaluation.required_facts)
                        if scores["recovered"] else (None, "not_recovered"))
+    if scores["recovered"]:
+        recurred, probe = combined((recurred, probe), fact_recurrence(item.case, memories))
     return {"status": report.status, "answer": report.answer, "unresolved": report.unresolved,
             "needs_human": report.needs_human, **scores,
             "recurred": recurred, "probe": probe, "decision_llm_calls": decision.llm_calls,
             "decision_failed": decision.failed, "notes": decision.notes,
             "reasoner_calls": _regenerations(item, outcome) + decision.regenerations}
+
+
+def combined(question: tuple[bool | None, str],
+             facts: tuple[bool | None, str]) -> tuple[bool | None, str]:
+    """A case recurs if the re-asked question fails or a fact probe gets the fault back;
+    undecided only when neither probe decides."""
+    decided = [p for p in (question, facts) if p[0] is not None]
+    if not decided:
+        return None, question[1]
+    failed = [p for p in decided if p[0]]
+    return (True, "; ".join(p[1] for p in failed)) if failed else (False, "ok")
 
 
 def _header(item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:

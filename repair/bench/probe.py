@@ -1,5 +1,10 @@
-"""The recurrence probe (paper App. E; docs/paper-notes.md §6, §9 A16): a fresh runtime that
-holds only the repaired store re-runs the last user input.
+"""The recurrence probes (paper App. E; docs/paper-notes.md §6, §9 A16; docs/benchmark.md).
+
+The question probe: a fresh runtime that holds only the repaired store re-runs the last user
+input. The fact probes (`fact_recurrence`), generated with the case: for each diagnosed fault
+that states a fact, the follow-up question "what is <entity>'s <key>?" asked of the repaired
+store alone; the fault's own value coming back (the fault, or a copy no recorded edge
+reaches, survived) is a recurrence.
 
 The probe case: the last turn's user input(s) and the last turn's recorded steps (the
 agent's program for that input: derivations, tool calls), and the repaired memory store —
@@ -17,6 +22,7 @@ or the last turn has no final answer), excluded from both counts (§9 A16).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, MemoryRecord
@@ -87,3 +93,38 @@ def recurrence_probe(case: Case, memories: list[MemoryRecord],
     if recovered(result.answer, required_facts):
         return False, "ok"
     return True, "unresolved_answer" if result.answer is None else "wrong_answer"
+
+
+@dataclass(frozen=True)
+class FactProbe:
+    """A follow-up question generated with the case: "what is <entity>'s <key>?", asked of
+    the repaired store alone. `wrong` is the value the fault states."""
+
+    entity_id: str
+    fact_key: str
+    wrong: str
+
+
+def fact_probes(case: Case) -> list[FactProbe]:
+    """One per diagnosed fault stating a fact that no active record of the clean run holds."""
+    assert case.evaluation is not None
+    clean = {(m.entity_id, m.fact_key, m.fact_value) for m in case.evaluation.clean_memory_store
+             if m.status is MemoryStatus.ACTIVE}
+    faults = set(case.diagnosed_faults)
+    return [FactProbe(m.entity_id, m.fact_key, m.fact_value) for m in case.memory_store
+            if m.memory_id in faults and m.entity_id and m.fact_key and m.fact_value is not None
+            and (m.entity_id, m.fact_key, m.fact_value) not in clean]
+
+
+def fact_recurrence(case: Case, memories: list[MemoryRecord]) -> tuple[bool | None, str]:
+    """(recurred, detail): True when an active record of the repaired store still states a
+    fault's value for that entity and key — the fault itself, or a copy no recorded edge
+    reaches — so a later question retrieving it may read it again, whatever newer value
+    sits beside it. None when no fault states such a fact."""
+    probes = fact_probes(case)
+    if not probes:
+        return None, "no_fact_probe"
+    active = [m for m in memories if m.status is MemoryStatus.ACTIVE]
+    back = sorted({m.memory_id for p in probes for m in active if
+                   (m.entity_id, m.fact_key, m.fact_value) == (p.entity_id, p.fact_key, p.wrong)})
+    return (True, "fault_value_active: " + ", ".join(back)) if back else (False, "ok")

@@ -9,15 +9,22 @@
 - the values bound into each final answer (the required facts of the clean run).
 Poisoned and drifted outputs go through the runtime's own `tamper` hook; wrong-user records
 are inserted into the store before the first turn.
+
+An *answerable* session (docs/benchmark.md, the paper's regime) differs in two ways: each
+working turn's answer also states, as facts, what the turn saves ("Noted: budget $170"), so
+the conversation holds the evidence; and the final question is answered from memory first,
+falling back to the conversation (`scope: "memory_first"`) — a method that empties the store
+can then still answer from what was said.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
-from provrepair.repair.agent import WORD, Agent, MutationSpec, _words
+from provrepair.repair.agent import WORD, Agent, MutationSpec, TurnScript, _words
 from provrepair.repair.bench.scripts import Mutation, Seed, Session
 from provrepair.repair.bench.sink import CaseSink
 from provrepair.repair.derive import Context, Unresolved, _show, evaluate, visible_facts
@@ -71,7 +78,8 @@ class Run:
 
 
 class BenchAgent(Agent):
-    def __init__(self, sink: CaseSink, session: Session, injection: Injection):
+    def __init__(self, sink: CaseSink, session: Session, injection: Injection,
+                 answerable: bool = False):
         domain = session.domain
         super().__init__(sink, OfflineReasoner(),
                          ToolRegistry(session.tools, session.world, domain_tools(domain)),
@@ -84,6 +92,16 @@ class BenchAgent(Agent):
         self.failing = False
         self.answer_values: list[str] = []
         self.mutation_keys: dict[str, str] = {}    # mutation step id → script key
+        self.answerable, self.turn_count = answerable, len(session.turns)
+        self.stated: list[Fact] = []               # what this turn's answer states (answerable)
+
+    def run_turn(self, turn: int, script: TurnScript) -> str | None:
+        if self.answerable and turn == self.turn_count:
+            script = replace(script, claim=memory_first(script.claim),
+                             answer=memory_first(script.answer))
+        self.stated = [f for m in script.mutations for f in m.facts] \
+            if self.answerable and turn < self.turn_count else []
+        return super().run_turn(turn, script)
 
     def seed(self, seeds: list[Seed]) -> None:
         for index, (memory_id, root) in enumerate(self.injection.roots):
@@ -137,9 +155,29 @@ class BenchAgent(Agent):
         return self.slots.pop(0)
 
     def _ask(self, template: ExecutionStep) -> tuple[StepOutput, list[str]]:
-        if template.step_type is StepType.FINAL_ANSWER:
-            self.answer_values = self._bound_values(template)
+        if template.step_type is not StepType.FINAL_ANSWER:
+            return super()._ask(template)
+        self.answer_values = self._bound_values(template)
+        if self.stated:
+            # The answer states what the turn saves; a fact it cannot state yet is left out.
+            resolvable = [f for f in self.stated if self._resolves(f, template)]
+            template.facts = resolvable or None
         return super()._ask(template)
+
+    def _resolves(self, fact: Fact, template: ExecutionStep) -> bool:
+        if fact.derivation is None:
+            return True
+        try:
+            evaluate(fact.derivation, self._context(template))
+        except Unresolved:
+            return False
+        return True
+
+    def _context(self, template: ExecutionStep) -> Context:
+        memories = [(m, i) for i, m in enumerate(self.memories.values())
+                    if m.status is MemoryStatus.ACTIVE and m.created_at <= template.timestamp]
+        return Context(visible_facts(memories, list(enumerate_steps(self.steps))),
+                       frozenset(template.used_ids), self.functions)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -152,10 +190,7 @@ class BenchAgent(Agent):
         derivation = template.derivation or {}
         if derivation.get("fn") != "template":
             return []
-        memories = [(m, i) for i, m in enumerate(self.memories.values())
-                    if m.status is MemoryStatus.ACTIVE and m.created_at <= template.timestamp]
-        context = Context(visible_facts(memories, list(enumerate_steps(self.steps))),
-                          frozenset(template.used_ids), self.functions)
+        context = self._context(template)
         values = []
         for expr in (derivation["args"].get("bind") or {}).values():
             try:
@@ -163,6 +198,18 @@ class BenchAgent(Agent):
             except Unresolved:  # an unresolved hole contributes no required fact
                 continue
         return values
+
+
+def memory_first(expr: Any) -> Any:
+    """The derivation with every lookup, argmin and argmax answering from memory first."""
+    if isinstance(expr, list):
+        return [memory_first(v) for v in expr]
+    if not isinstance(expr, dict):
+        return expr
+    out = {k: memory_first(v) for k, v in expr.items()}
+    if expr.get("fn") in ("lookup", "argmin", "argmax") and isinstance(out.get("args"), dict):
+        out["args"] = {**out["args"], "scope": "memory_first"}
+    return out
 
 
 def enumerate_steps(steps: list[ExecutionStep]) -> list[tuple[ExecutionStep, int]]:
@@ -181,7 +228,7 @@ def _record(memory_id: str, item: Seed, ts: int, task_id: str,
 def run_session(session: Session, task_id: str, injection: Injection | None = None) -> Run:
     """Run every turn of the script; the case is in `run.sink`."""
     sink = CaseSink(task_id, domain=session.domain, tools=session.tools, world=session.world)
-    agent = BenchAgent(sink, session, injection or Injection())
+    agent = BenchAgent(sink, session, injection or Injection(), session.answerable)
     agent.seed(session.seeds)
     answers = [agent.run_turn(turn, script) for turn, script in enumerate(session.turns, 1)]
     return Run(sink, agent, answers)

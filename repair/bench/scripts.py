@@ -132,6 +132,7 @@ class Session:
     seeds: list[Seed]
     turns: list[TurnScript]
     strangers: list[Seed] = field(default_factory=list)
+    answerable: bool = False  # the final question can fall back to the conversation
 
 
 def tool(name: str, *, side_effect: bool = False, compensate: str | None = None,

@@ -13,12 +13,18 @@ rerun reuses the generated cases whose manifest matches and resumes the runs.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
-from provrepair.repair.bench.generate import MANIFEST, check_fidelity, generate_benchmark
+from provrepair.repair.bench.generate import (
+    MANIFEST,
+    check_fidelity,
+    check_share,
+    generate_benchmark,
+)
 from provrepair.repair.bench.plot import plot_sweep, require_matplotlib
 from provrepair.repair.bench.run import parse_methods, run_benchmark
 from provrepair.repair.bench.tables import Table, label
@@ -29,26 +35,29 @@ SHORT = {"recovery": "Rec", "recurrence": "Recur", "claim_f1": "F1", "replay_rat
 
 
 def run_sweep(levels: list[float], seed: int, methods: str, out: Path, *,
-              limit: int | None = None,
+              limit: int | None = None, answerable: float = 0.5,
               progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
     require_matplotlib()
     parse_methods(methods)  # a bad name fails before any case is generated
     if not levels:
         raise InputError("--levels: give at least one fidelity level")
+    check_share(answerable)
     for level in levels:
         check_fidelity(level)
     results: dict[float, dict[str, Any]] = {}
     for level in levels:
-        cases = _cases(seed, level, out, limit, progress)
+        cases = _cases(Wanted(seed, level, limit, answerable), out, progress)
         summary, _ = run_benchmark(cases, methods, "offline", None, out / f"results-{level}",
                                    progress=progress)
         results[level] = summary["methods"]
     n = _case_count(out / f"cases-{levels[0]}")
     sweep: dict[str, Any] = {"seed": seed, "cases": n, "levels": levels,
+                             "answerable_share": answerable,
              "methods": {m: {str(level): _metrics(results[level].get(m)) for level in levels}
                          for m in results[levels[0]]}}
     table = sweep_table(sweep)
-    text = f"## Quality against provenance fidelity\n\nseed {seed}, N = {n} per level.\n\n" \
+    text = (f"## Quality against provenance fidelity\n\nseed {seed}, N = {n} per level, "
+            f"answerable share {answerable}.\n\n") \
         + table.markdown() + "\n"
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.md").write_text(text, encoding="utf-8")
@@ -58,17 +67,31 @@ def run_sweep(levels: list[float], seed: int, methods: str, out: Path, *,
     return sweep, text
 
 
-def _cases(seed: int, level: float, out: Path, limit: int | None, progress: Progress) -> Path:
-    folder = out / f"cases-{level}"
+@dataclass(frozen=True)
+class Wanted:
+    """The cases of one level, as `bench generate` makes them."""
+
+    seed: int
+    fidelity: float
+    limit: int | None
+    answerable: float
+
+    def matches(self, manifest: dict[str, Any]) -> bool:
+        return (manifest.get("seed") == self.seed and manifest.get("fidelity") == self.fidelity
+                and manifest.get("answerable_share") == self.answerable
+                and (self.limit is None or manifest.get("cases") == self.limit))
+
+
+def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
+    folder = out / f"cases-{wanted.fidelity}"
     manifest = folder / MANIFEST
     if manifest.exists():
-        known = json.loads(manifest.read_text(encoding="utf-8"))
-        if known.get("seed") == seed and known.get("fidelity") == level and \
-                (limit is None or known.get("cases") == limit):
+        if wanted.matches(json.loads(manifest.read_text(encoding="utf-8"))):
             return folder
         for stale in folder.glob("*.json"):  # another sample: no old case may stay
             stale.unlink()
-    generate_benchmark(seed, folder, limit=limit, fidelity=level, progress=progress)
+    generate_benchmark(wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
+                       answerable=wanted.answerable, progress=progress)
     return folder
 
 

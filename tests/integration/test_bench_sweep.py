@@ -59,3 +59,20 @@ def test_clean_removes_benchmark_graphs_and_keeps_the_users(engine_cli: Cli,
     assert tasks == [json.loads(EXAMPLE.read_text())["task_id"]]
     assert json.loads(engine_cli("bench", "clean", "--json").stdout) in ({"graphs": []},
                                                                         {"tasks": []})
+
+
+def test_a_reset_recovers_only_where_the_conversation_holds_the_answer(cli: Cli,
+                                                                      tmp_path: Path) -> None:
+    """The benchmark can say yes to a baseline: with answerable sessions, full reset rebuilds
+    some answers from the conversation; without, it cannot (every answer lives in memory)."""
+    recovered = {}
+    for share in ("0.0", "1.0"):
+        cases, out = tmp_path / f"cases-{share}", tmp_path / f"out-{share}"
+        made = cli("bench", "generate", "--limit", "9", "--answerable", share,
+                   "--out", str(cases), "--json")
+        assert made.returncode == 0, made.stderr
+        ran = cli("bench", "run", "--cases", str(cases), "--methods", "full_reset",
+                  "--out", str(out), "--json")
+        assert ran.returncode == 0, ran.stderr
+        recovered[share] = json.loads(ran.stdout)["methods"]["full_reset"]["recovered"]
+    assert recovered["0.0"] == 0 and recovered["1.0"] > 0

@@ -3,14 +3,19 @@ sample of `--limit`: what a lower fidelity changes, and that the gold labels see
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from provrepair.provenance.errors import InputError
-from provrepair.provenance.models import Case
+from provrepair.provenance.models import Case, MemoryRecord
+from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.bench.generate import generate_cases
+from provrepair.repair.bench.probe import fact_probes, fact_recurrence
 from provrepair.repair.bench.quotas import slots, subset
+from provrepair.repair.bench.runtime import memory_first
+from provrepair.repair.derive import Context, FactSource, evaluate
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +67,7 @@ def test_unrecorded_flow_is_in_the_gold_labels(levels: dict[float, list[Case]]) 
 
 
 def test_fidelity_out_of_range_is_refused() -> None:
-    with pytest.raises(InputError, match="fidelity 0.0"):
+    with pytest.raises(InputError, match=r"fidelity 0\.0"):
         generate_cases(42, limit=1, fidelity=0.0)
 
 
@@ -75,3 +80,43 @@ def test_limit_keeps_the_strata_in_proportion() -> None:
     multi = sum(1 for s in sample if s.n_faults > 1)
     assert multi == round(30 * sum(1 for s in every if s.n_faults > 1) / len(every))
     assert len({s.primary for s in subset(every, 10)}) == 4
+
+
+def fact(entity: str, key: str, value: str, ts: int, from_step: bool) -> FactSource:
+    return FactSource(entity, key, value, ts, from_step, ts, f"{'s' if from_step else 'm'}_{ts}")
+
+
+def test_memory_first_answers_from_memory_and_falls_back_to_the_conversation() -> None:
+    said = fact("user", "budget", "$170", 9, True)          # newer, but only said
+    saved = fact("user", "budget", "$150", 5, False)        # what memory holds
+    ask = {"fn": "lookup", "args": {"entity_id": "user", "fact_key": "budget"}}
+    assert evaluate(ask, Context([said, saved])) == "$170"  # newest wins
+    assert evaluate(memory_first(ask), Context([said, saved])) == "$150"
+    assert evaluate(memory_first(ask), Context([said])) == "$170"  # memory emptied
+    cheapest = memory_first({"fn": "argmin", "args": {"fact_key": "price", "entities": None}})
+    assert evaluate(cheapest, Context([fact("a", "price", "$5", 3, True),
+                                       fact("b", "price", "$9", 2, False)])) == "b"
+
+
+def test_answerable_sessions_state_what_they_save_and_ask_memory_first() -> None:
+    (plain,) = generate_cases(42, limit=1)
+    (answerable,) = generate_cases(42, limit=1, answerable=1.0)
+    answers = [s for s in answerable.trace if s.step_type is StepType.FINAL_ANSWER]
+    assert any(s.facts for s in answers[:-1]) and not any(
+        s.facts for s in plain.trace if s.step_type is StepType.FINAL_ANSWER)
+    assert '"memory_first"' in json.dumps(answers[-1].derivation)
+    assert answerable.evaluation is not None and plain.evaluation is not None
+    assert answerable.evaluation.required_facts == plain.evaluation.required_facts
+
+
+def test_a_fault_value_left_in_an_echo_is_a_recurrence(levels: dict[float, list[Case]]) -> None:
+    case = next(c for c in levels[0.6] if echoes(c) and fact_probes(c))
+    deleted = set(case.diagnosed_faults)
+
+    def repaired(removed: set[str]) -> list[MemoryRecord]:
+        return [m.model_copy(update={"status": MemoryStatus.DELETED}) if m.memory_id in removed
+                else m for m in case.memory_store]
+    recurred, detail = fact_recurrence(case, repaired(deleted))
+    assert recurred is True and echoes(case)[0] in detail
+    assert fact_recurrence(case, repaired(deleted | set(echoes(case)))) == (False, "ok")
+    assert fact_recurrence(case, repaired(set()))[0] is True  # nothing removed at all
