@@ -2,6 +2,6 @@
 // mode: write
 // params: task_key, keep_key
 // Drops evaluation records of other versions of the task (after a swap). Idempotent.
-MATCH (e:EvalRecord)
-WHERE e.task_key = $task_key AND e.eval_key <> $keep_key
+MATCH (e:EvalRecord {task_key: $task_key})
+WHERE e.eval_key <> $keep_key
 DELETE e

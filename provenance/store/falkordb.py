@@ -54,10 +54,9 @@ class FalkorDBStore(GraphStore):
                  for name, v in zip(names, row, strict=True)} for row in result.result_set]
 
     def ensure_schema(self) -> None:
-        graph = self._graphs["graph"]
         for query in self.registry.schema[self.engine]:
             try:
-                graph.query(query.text)
+                self._graphs[query.target].query(query.text)
             except Exception as exc:
                 # CREATE INDEX is not idempotent on FalkorDB: a second run says so.
                 if "already indexed" not in str(exc):

@@ -10,7 +10,8 @@ Loading rejects a file whose declared and used `$params` differ, a missing or ma
 header, a name that is not the file's, or a duplicate name; the message starts with
 `cypher/<path>:<line>:`. Files under `cypher/schema/<engine>/` are DDL, kept per engine
 (the one place where FalkorDB and Neo4j differ) and run in file-name order.
-Files under `cypher/vault/` run against the evaluation vault, never the planner's graph.
+Files under `cypher/vault/` run against the evaluation vault, never the planner's graph, and
+so does the DDL under `cypher/schema/<engine>/vault/` (the vault's own indexes).
 """
 
 from __future__ import annotations
@@ -105,11 +106,13 @@ def load_registry(package: str = "provrepair.cypher") -> QueryRegistry:
     schema: dict[str, list[Query]] = {engine: [] for engine in ENGINES}
     for rel, entry in _walk(resources.files(package), package.rsplit(".", 1)[-1]):
         parts = rel.split("/")
-        target = "vault" if parts[1] == "vault" else "graph"
+        vault_ddl = parts[1] == "schema" and len(parts) == 5 and parts[3] == "vault"
+        target = "vault" if parts[1] == "vault" or vault_ddl else "graph"
         query = parse_query(entry.read_text(encoding="utf-8"), rel, target)
         if parts[1] == "schema":
-            if len(parts) != 4 or parts[2] not in ENGINES:
-                raise QueryFileError(f"{rel}:1: schema files live in cypher/schema/<engine>/")
+            if parts[2] not in ENGINES or not (len(parts) == 4 or (len(parts) == 5 and target == "vault")):
+                raise QueryFileError(f"{rel}:1: schema files live in cypher/schema/<engine>/ "
+                                     "(vault DDL in cypher/schema/<engine>/vault/)")
             schema[parts[2]].append(query)
         elif query.name in queries:
             raise QueryFileError(f"{rel}:1: name {query.name!r} is also used by {queries[query.name].path}")

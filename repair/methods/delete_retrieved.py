@@ -1,5 +1,10 @@
 """Baseline "Delete retrieved memories" (docs/method.md, Baselines; paper App. G).
 
+The paper (paraphrased): from the affected subgraph seeded by the diagnosed faults, collect
+the active memories retrieved or referenced by its non-retrieval steps before the final
+turn, delete them and replay the final user turn; no support check, no derived-memory
+cleanup, no answer-relevance. Departure: only in reading "retrieved or referenced" (below).
+
 Selection: the steps of A0 (our affected candidates, seeded by the diagnosed faults: the
 "affected subgraph") that are not `memory_read` steps ("non-retrieval") and belong to a turn
 before the final one; the memories they read or cite — named in their `used_ids`, or

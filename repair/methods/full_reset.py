@@ -1,5 +1,11 @@
 """Baseline "Full memory reset" (docs/method.md, Baselines; docs/paper-notes.md §5).
 
+The paper (paraphrased): removes all active memories, then replays the final user turn under
+the same agent lifecycle, the trace before it kept fixed; it removes all contaminated memory
+and all benign personalization with it. Departure: none in the plan. Its recovery depends on
+whether the final question can be answered without memory: in the benchmark's answerable
+sessions it can fall back to the conversation (docs/benchmark.md), otherwise it cannot.
+
 Delete every memory that is active when repair begins, then replay the final user turn
 (every non-observation step of the last turn; its observations are refreshed by the replayed
 actions). The trace before the final turn is kept fixed (preserved). No claim is

@@ -1,5 +1,10 @@
 """Baseline "LLM-judge repair" (docs/method.md, Baselines; paper App. G; notes §5, §9 A12).
 
+The paper (paraphrased): an LLM predicts the rollback plan as JSON from a compact view of the
+failed run; invalid plans are retried with the error, a case without a valid plan fails, and
+valid plans run through the same executor. Departure: none known; it needs an LLM endpoint
+and is reported "not run" offline.
+
 The LLM writes the rollback plan as JSON from a compact view of the failed run
 (llm_judge_prompt.py); the reply is validated and, when invalid, sent back with the error.
 At most `attempts` calls (default 3: two retries; docs/method.md, Choices); an API error or timeout counts

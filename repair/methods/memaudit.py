@@ -1,5 +1,12 @@
 """Baseline "MemAudit-style" (docs/method.md, Baselines; paper App. G; notes §5, §9 A13).
 
+The paper (paraphrased): post-hoc memory auditing as a deletion selector — candidates are
+the active memories before the final turn used by later non-retrieval steps (falling back to
+the diagnosed faults when none), scored by a consistency anomaly and a counterfactual
+influence, the high scorers deleted and the final turn replayed. Departure: the paper's
+influence reads a gold scorer; that variant is `memaudit_oracle`, flagged as such, and
+`memaudit` measures influence as a change of the answer (below).
+
 Pool: memories active when repair begins, created before the final user turn, that some
 non-retrieval step uses (named in its `used_ids`, or retrieved by a `memory_read` it cites).
 Empty pool → the diagnosed faults that are still active (the paper's "oracle-assisted

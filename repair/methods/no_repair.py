@@ -1,5 +1,8 @@
 """Baseline "No repair" (docs/paper-notes.md §5): the failed run stays as it is.
 
+The paper (paraphrased): the lower bound — the faulty store, trace and answer kept, an empty
+plan, no cleanup or replay. Departure: none.
+
 The plan is empty: nothing deleted, quarantined, invalidated or replayed, every step
 preserved. The shared executor then keeps the recorded final answer (a plan that replays
 nothing keeps it), so LLM count and replay ratio are 0.
