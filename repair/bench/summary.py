@@ -4,10 +4,12 @@ type), single/multi-fault cases, faulty-memory counts and store-size bins; as th
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from provrepair.provenance.models import Case
+from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import FaultType
 from provrepair.repair.bench.labels import benign_active
 from provrepair.repair.bench.quotas import BINS, DOMAINS, bin_of
@@ -27,13 +29,20 @@ def primary(case: Case) -> FaultType:
     return case.evaluation.primary_fault_type
 
 
+def answerable(case: Case) -> bool:
+    """The final question can fall back to the conversation (runtime.memory_first)."""
+    final = final_answer_step(case)
+    return final is not None and '"memory_first"' in json.dumps(final.derivation)
+
+
 def entry(case: Case) -> dict[str, Any]:
     assert case.evaluation is not None
     return {"task_id": case.task_id, "file": f"{case.task_id}.json", "domain": case.domain,
             "primary_fault_type": primary(case).value, "n_faults": fault_count(case),
             "fault_types": [e.fault_type.value for e in case.evaluation.fault_manifest],
             "store_size": benign_active(case), "store_bin": bin_of(benign_active(case)),
-            "turns": len(case.session), "steps": len(case.trace)}
+            "turns": len(case.session), "steps": len(case.trace),
+            "answerable": answerable(case)}
 
 
 def manifest(cases: list[Case], seed: int) -> dict[str, Any]:
@@ -51,6 +60,7 @@ def manifest(cases: list[Case], seed: int) -> dict[str, Any]:
                                          fault_count(c) > 1) for d in DOMAINS},
         "store_size_bins": {name: sum(1 for c in cases if bin_of(benign_active(c)) == name)
                             for name, *_ in BINS},
+        "answerable_cases": sum(1 for c in cases if answerable(c)),
         "files": [entry(c) for c in cases],
     }
 

@@ -14,6 +14,7 @@ from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.bench.generate import generate_cases
 from provrepair.repair.bench.probe import fact_probes, fact_recurrence
 from provrepair.repair.bench.quotas import slots, subset
+from provrepair.repair.bench.summary import manifest
 from provrepair.repair.bench.runtime import memory_first
 from provrepair.repair.derive import Context, FactSource, evaluate
 
@@ -107,6 +108,7 @@ def test_answerable_sessions_state_what_they_save_and_ask_memory_first() -> None
     assert '"memory_first"' in json.dumps(answers[-1].derivation)
     assert answerable.evaluation is not None and plain.evaluation is not None
     assert answerable.evaluation.required_facts == plain.evaluation.required_facts
+    assert manifest([plain, answerable], 42)["answerable_cases"] == 1
 
 
 def test_a_fault_value_left_in_an_echo_is_a_recurrence(levels: dict[float, list[Case]]) -> None:
