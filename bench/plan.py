@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/plan.py [--sizes 10000,100000,1000000] [--regions 10,1000,10000]
                                    [--reps 7] [--explosion-width 5] [--explosion-depth 24]
-                                   [--diag-max-region N] [--slim-probe] [--out FILE.json]
+                                   [--diag-max-region N] [--out FILE.json]
 
 Everything runs against a throwaway PROVREPAIR_HOME (a temp dir) with its own embedded
 FalkorDB server, started here and stopped at the end. One graph is grown incrementally:
@@ -36,14 +36,13 @@ Diagnostics on the largest store: compute_plan through the client as the product
 it (redis-py's default RESP parser: hiredis when installed, else pure Python); the client CPU
 of one plan split into
 socket + RESP parsing, falkordb's result parsing, `plain()` + row dicts and planner Python
-(`decompose`); with --slim-probe, the hop statements replayed with uid-only rows
-(`slim_probe`). The script imports only the installed library and public APIs.
+(`decompose`). The script imports only the installed library and public APIs.
 
 Path explosion: on a narrow layered task (width `--explosion-width`, depth
 `--explosion-depth`), the naive variable-length reachability query
 `MATCH (s:Node {uid: $u})-[:<E_prop>*1..K]->(w) RETURN count(DISTINCT w)` (raw falkordb
 client, 10 s server timeout) against the planner's own frontier expansion
-(`expand_affected`, one query per hop, no timestamp filter) for growing K; both must find
+(`GraphView.out_hops` over E_prop, one query per hop, no timestamp filter) for growing K; both must find
 the same nodes.
 """
 
@@ -56,7 +55,6 @@ import importlib.util
 import json
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -74,7 +72,7 @@ from provrepair.provenance.ingest import ingest_case, node_statements
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.rows import edge_row, task_props
-from provrepair.provenance.store.base import BATCH_ROWS, Row, batched, plain
+from provrepair.provenance.store.base import BATCH_ROWS, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
 from provrepair.provenance.validate import validate_case
@@ -92,7 +90,6 @@ ORDERED = {"replay_step_ids", "seeds"}
 E_PROP_TYPES = "|".join(sorted(label.value for label in E_PROP))
 NAIVE_QUERY = (f"MATCH (s:Node {{uid: $u}})-[:{E_PROP_TYPES}*1..{{k}}]->(w:Node) "
                "RETURN count(DISTINCT w) AS reached")
-LOW_TS = -(2**62)  # a threshold that admits every node: plain reachability
 
 
 # -- target tasks ----------------------------------------------------------------------------
@@ -595,62 +592,6 @@ def compare_parsers(stores: dict[str, TimedStore], case: Case, reps: int) -> dic
             for label, rs in runs.items()}
 
 
-NODE_COLUMNS = re.compile(r",\s*w\.id AS id,.*?w\.position AS position", re.S)
-SLIM_QUERIES = ("expand_affected", "expand_severed", "list_support_predecessors",
-                "list_step_inputs", "list_controlled_steps", "list_closure_predecessors")
-
-
-def slim_probe(store: TimedStore, task_id: str, reps: int) -> dict[str, Any]:
-    """Diagnostic (the alternative texts live only here): the planner's hop statements of one
-    compute_plan, replayed as the product runs them (far node's 9 columns on every row)
-    against the same text returning only `w.uid` for the far node plus one `get_nodes` batch
-    per statement for the uids not seen before (a client-side node cache, so each node's
-    columns travel once per plan). Same parameters, same rows; interleaved, min of `reps`."""
-    store.capture = []
-    compute_plan(store, task_id)
-    statements = [(n, p) for n, p in store.capture if n in SLIM_QUERIES]
-    store.capture = None
-    graph = store.raw_graph
-    names = ["product", "slim + get_nodes once"]
-    best: dict[str, dict[str, float]] = {n: {} for n in names}
-
-    def run_text(text: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
-        result = graph.ro_query(text, params)
-        cols = [c[1] for c in result.header]
-        return [dict(zip(cols, plain(r), strict=True)) for r in result.result_set], \
-            result.run_time_ms
-
-    for _ in range(reps):
-        for variant in names:  # interleaved: noise hits both alike
-            cache: set[str] = set()
-            acc: dict[str, float] = defaultdict(float)
-            gc.collect()
-            for name, params in statements:
-                query = store.registry[name]
-                text = query.text if variant == "product" else NODE_COLUMNS.sub("", query.text)
-                c0, w0 = time.process_time(), time.perf_counter()
-                rows, server_ms = run_text(text, params)
-                acc["statements"] += 1
-                acc["rows"] += len(rows)
-                acc["cells"] += len(rows) * (len(rows[0]) if rows else 0)
-                acc["server_ms"] += server_ms
-                if variant != "product":
-                    new = list(dict.fromkeys(r["uid"] for r in rows if r["uid"] not in cache))
-                    for batch in batched(new, 2000):
-                        got, server_ms = run_text(store.registry["get_nodes"].text,
-                                                  {"uids": batch})
-                        cache.update(r["uid"] for r in got)
-                        acc["statements"] += 1
-                        acc["rows"] += len(got)
-                        acc["cells"] += len(got) * (len(got[0]) if got else 0)
-                        acc["server_ms"] += server_ms
-                acc["cpu_ms"] += (time.process_time() - c0) * 1000
-                acc["wall_ms"] += (time.perf_counter() - w0) * 1000
-            for key, value in acc.items():
-                best[variant][key] = min(best[variant].get(key, value), value)
-    return {"parser": store.parser, "statements_replayed": len(statements), **best}
-
-
 def round_trip_baseline(store: TimedStore, uid: str, n: int = 50) -> dict[str, float]:
     """Client-observed latency of the cheapest planner statement (get_nodes, one uid)."""
     walls, servers = [], []
@@ -703,22 +644,23 @@ def paths_within(case: Case, start: str, k_max: int) -> list[int]:
 
 
 def frontier_reach(store: TimedStore, task_id: str, start_id: str, k: int) -> tuple[int, int]:
-    """Nodes within k hops via the planner's own per-hop query (expand_affected), threshold
-    LOW_TS (plain reachability); returns (distinct nodes reached, round trips)."""
+    """Nodes within k hops via the planner's own per-hop edge fetch (`out_hops` over
+    E_prop), no threshold (plain reachability); returns (distinct nodes reached, round
+    trips)."""
     view = GraphView(store, task_id)
     start = view.get([start_id])[start_id]
     seen = {start.uid}
-    frontier = [{"uid": start.uid, "tr": LOW_TS}]
+    frontier = [start]
     reached: set[str] = set()
     for _ in range(k):
         if not frontier:
             break
         nxt = []
-        for hop in view.frontier_hops("expand_affected", frontier):
+        for hop in view.out_hops(frontier, E_PROP):
             if hop.node.uid not in seen:
                 seen.add(hop.node.uid)
                 reached.add(hop.node.uid)
-                nxt.append({"uid": hop.node.uid, "tr": LOW_TS})
+                nxt.append(hop.node)
         frontier = nxt
     return len(reached), view.round_trips
 
@@ -866,28 +808,13 @@ def report(results: dict[str, Any]) -> str:
                     f"| {ms(d['falkordb_parse_cpu_s'])} | {ms(d['plain_cpu_s'])} "
                     f"| {ms(d['planner_python_cpu_s'])} | {ms(d['server_s'])} "
                     f"| {ms(p['server_cpu_mean_s'])} |")
-        probe = diag.get("slim_probe")
-        if probe:
-            out += ["", "### Diagnostic: slimmer hop rows (the planner's hop statements of one "
-                    "compute_plan replayed; min of the reps)", "",
-                    "| target R | RESP parser | variant | statements | rows | cells "
-                    "| server exec ms | client CPU ms | wall ms |",
-                    "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
-            for region, by_parser in probe.items():
-                for label, d in by_parser.items():
-                    for variant in ("product", "slim + get_nodes once"):
-                        v = d[variant]
-                        out.append(f"| {int(region):,} | {label} | {variant} "
-                                   f"| {v['statements']:.0f} | {v['rows']:,.0f} "
-                                   f"| {v['cells']:,.0f} | {v['server_ms']:.1f} "
-                                   f"| {v['cpu_ms']:.1f} | {v['wall_ms']:.1f} |")
     ex = results.get("explosion")
     if ex:
         out += ["", f"### Path explosion: layered fan-out-3 task ({ex['task_nodes']:,} nodes), "
                 f"reachability from `{ex['start']}` within K hops", "",
                 f"Naive: `{ex['query'].replace('{k}', 'K')}` (one query, server timeout "
-                f"{ex['timeout_ms'] // 1000} s). Frontier: the planner's `expand_affected`, one "
-                "query per hop.", "",
+                f"{ex['timeout_ms'] // 1000} s). Frontier: the planner's forward edge fetch "
+                "(`list_out_edges`), one query per hop.", "",
                 "| K | paths of length ≤ K | nodes reached | naive ms | naive server ms "
                 "| frontier ms | frontier statements |", "|---:|---:|---:|---:|---:|---:|---:|"]
         for r in ex["rows"]:
@@ -926,9 +853,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="layers of the path-explosion task (0: skip the demonstration)")
     parser.add_argument("--diag-max-region", type=int, default=10**9,
                         help="run the client-side diagnostics only on targets up to this R")
-    parser.add_argument("--slim-probe", action="store_true",
-                        help="diagnostic: product hop queries vs node-uid-only rows + one "
-                             "get_nodes per new uid, on every stored target (largest store)")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
@@ -1031,15 +955,6 @@ def main(argv: list[str] | None = None) -> int:
                         f"{label}: p50 {ms(v['p50_s'])} ms, client CPU "
                         f"{ms(v['client_cpu_p50_s'])} ms"
                         for label, v in diag["parsers"][region].items()))
-                if args.slim_probe:
-                    diag["slim_probe"] = {}
-                    for region, case in diag_targets:
-                        diag["slim_probe"][region] = {
-                            label: slim_probe(s, case.task_id, args.reps)
-                            for label, s in parsers.items()}
-                        say(f"  slim probe R={region}: " + json.dumps(
-                            {k: {v: round(x) for v, x in d["product"].items()}
-                             for k, d in diag["slim_probe"][region].items()}))
                 results["diagnostics"] = diag
             results["load_avg_end"] = os.getloadavg()
             save()

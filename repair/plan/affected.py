@@ -1,6 +1,8 @@
 """Affected candidates A0 (docs/method.md §2): frontier expansion, one query per hop.
 
-A0 = ∪_m ({m, r(m)} ∪ Reach_m(r(m)) ∪ Reach_m(m)); Reach_m enters v only if ts(v) ≥ t_r(m).
+A0 = ∪_m ({m, r(m)} ∪ Reach_m(r(m)) ∪ Reach_m(m)); Reach_m enters v only if ts(v) ≥ t_r(m),
+over E_prop (CHAIN never propagates). Nodes written by repair runs are never entered (the
+edge queries do not return them).
 Several faults are traced together: each node keeps the smallest threshold it was reached
 with (a smaller t_r admits a superset), and is expanded again only if a smaller one arrives.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import E_PROP, GraphView, Node
 
 
 @dataclass
@@ -33,11 +35,10 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]]) -> Affe
             if _admit(region, start, t_r, fault_id):
                 frontier[start.uid] = region.threshold[start.uid]
     while frontier:
-        rows = [{"uid": uid, "tr": tr} for uid, tr in frontier.items()]
-        frontier = {}
-        for hop in view.frontier_hops("expand_affected", rows):
-            tr = hop.row["tr"]
-            if _admit(region, hop.node, tr, region.origin[hop.anchor.uid]):
+        current, frontier = frontier, {}
+        for hop in view.out_hops([region.nodes[uid] for uid in current], E_PROP):
+            tr = current[hop.anchor.uid]
+            if hop.node.ts >= tr and _admit(region, hop.node, tr, region.origin[hop.anchor.uid]):
                 region.reached_from.setdefault(hop.node.uid, (hop.anchor.uid, hop.label,
                                                               region.origin[hop.anchor.uid]))
                 frontier[hop.node.uid] = tr

@@ -4,8 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from provrepair.provenance.vocab import StepType
-from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.provenance.vocab import EdgeLabel, StepType
+from provrepair.repair.plan.graph import E_PROP, GraphView, Hop, Node
+
+CONTROL_LABELS = frozenset({EdgeLabel.CITE, EdgeLabel.CHAIN})
+CLOSURE_LABELS = E_PROP | {EdgeLabel.CHAIN}
+
+
+def _controls(hop: Hop) -> bool:
+    """Invalidation passes a plan → the actions citing it, an action → its observations
+    (the action is in their prev_step_ids or used_ids)."""
+    v, w = hop.anchor, hop.node
+    return ((v.is_a(StepType.PLAN) and hop.label == EdgeLabel.CITE
+             and w.is_a(StepType.TOOL_ACTION))
+            or (v.is_a(StepType.TOOL_ACTION) and w.is_a(StepType.TOOL_OBSERVATION)))
+
+
+def _walked(hop: Hop) -> bool:
+    """The closure walks back over the propagation labels, and over CHAIN only from an
+    observation to its generating action (linked only by prev_step_ids)."""
+    return hop.label != EdgeLabel.CHAIN or (hop.anchor.is_a(StepType.TOOL_OBSERVATION)
+                                            and hop.node.is_a(StepType.TOOL_ACTION))
 
 
 def close_invalidation(view: GraphView, invalid_steps: list[Node]) -> dict[str, Node]:
@@ -14,8 +33,8 @@ def close_invalidation(view: GraphView, invalid_steps: list[Node]) -> dict[str, 
     frontier = [n for n in invalid_steps if n.is_a(StepType.PLAN) or n.is_a(StepType.TOOL_ACTION)]
     while frontier:
         added = []
-        for hop in view.hops("list_controlled_steps", frontier, "from_uid"):
-            if hop.node.uid not in closed:
+        for hop in view.out_hops(frontier, CONTROL_LABELS):
+            if _controls(hop) and hop.node.uid not in closed:
                 closed[hop.node.uid] = hop.node
                 added.append(hop.node)
         frontier = added
@@ -45,9 +64,9 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
             closure.replay[node.uid] = node
     while frontier:
         added: list[Node] = []
-        for hop in view.hops("list_closure_predecessors", frontier, "to_uid"):
+        for hop in view.in_hops(frontier, CLOSURE_LABELS):
             p, v = hop.node, hop.anchor
-            if not _needed(p, v, hop.label, invalidated, removed):
+            if not _walked(hop) or not _needed(p, v, hop.label, invalidated, removed):
                 continue
             if p.uid not in visited:
                 visited.add(p.uid)

@@ -1,23 +1,33 @@
-"""The planner's window on one task's graph: stage queries run hop by hop, nodes cached.
+"""The planner's window on one task's graph: each node's edges fetched once, nodes cached.
 
-Every fetch is one parameterised query over a batch (`UNWIND $uids` / `UNWIND $frontier`),
-anchored on the `:Node(uid)` index, so the number of round trips is the depth of the region
-the planner visits and the work grows with that region, not with the store. No query uses a
-variable-length pattern: those enumerate paths, exponential on DAGs with parallel paths.
-A hop returns only (anchor, label, far uid); the properties the rules read are fetched once
-per node (get_nodes), which cut the rows' values by ~60% on 1k-node regions (BENCHMARKS.md).
+Every stage asks for the edges around a set of nodes, in one direction (`out_hops`,
+`in_hops`), filtered by label in Python. The edges of a node are fetched at most once per
+direction per plan (cypher/repair/list_out_edges.cypher, list_in_edges.cypher: one
+parameterised query per batch, anchored on the `:Node(uid)` index): reach fetches the
+forward edges of the affected region, the support check the backward ones, and answer
+relevance, invalidation and the execution closure reuse them, querying only nodes outside
+what was fetched. So the number of round trips is the depth of the region the planner
+visits, the work grows with that region, not with the store, and each edge crosses the
+wire at most twice (once from each end). No query uses a variable-length pattern: those
+enumerate paths, exponential on DAGs with parallel paths. The properties the rules read are
+fetched once per node (get_nodes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from provrepair.provenance.errors import InternalError
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import EdgeLabel, StepType
+
+L = EdgeLabel
+# E_prop (docs/method.md, preamble): the labels contamination travels along; CHAIN never does.
+E_PROP = frozenset({L.INITIATE, L.CITE, L.SUPPORT, L.PRODUCE, L.DELETE, L.UPDATE,
+                    L.CONSOLIDATE, L.SUPERSEDE, L.DERIVE})
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,17 @@ class Node:
         return (self.ts, self.position)
 
 
-@dataclass(frozen=True)
-class Hop:
-    """One row of a stage query: the anchor (frontier) node, the edge label, the far node."""
+class Hop(NamedTuple):
+    """One edge seen from an anchor: the anchor node, the edge label, the far node, and the
+    edge's `sufficient` flag (False on labels that carry none)."""
 
     anchor: Node
     label: str
     node: Node
-    row: dict[str, Any]
+    sufficient: bool
+
+
+Edge = tuple[str, bool, str]  # (label, sufficient, far uid)
 
 
 class GraphView:
@@ -63,6 +76,8 @@ class GraphView:
     def __init__(self, store: GraphStore, task_id: str):
         self.store, self.task_id, self.key = store, task_id, task_key(task_id)
         self.nodes: dict[str, Node] = {}
+        self.out: dict[str, list[Edge]] = {}   # uid → its outgoing edges (once fetched)
+        self.into: dict[str, list[Edge]] = {}  # uid → its incoming edges (once fetched)
         self.round_trips = 0
 
     def uid(self, node_id: str) -> str:
@@ -74,21 +89,33 @@ class GraphView:
         self._load(uids)
         return {self.nodes[u].id: self.nodes[u] for u in uids if u in self.nodes}
 
-    def hops(self, query: str, anchors: Iterable[Node], anchor_field: str) -> list[Hop]:
-        """Run a one-hop stage query from these anchor nodes."""
-        uids = list(dict.fromkeys(n.uid for n in anchors))
-        rows = [row for batch in self._batches(query, "uids", uids) for row in batch]
-        return self._hops(rows, anchor_field)
+    def out_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
+        """The edges leaving these nodes whose label is one of `labels`."""
+        return self._hops("list_out_edges", self.out, anchors, frozenset(labels))
 
-    def frontier_hops(self, query: str, frontier: list[dict[str, Any]]) -> list[Hop]:
-        """Run a one-hop query whose frontier rows carry more than a uid (e.g. a threshold)."""
-        rows = [row for batch in self._batches(query, "frontier", frontier) for row in batch]
-        return self._hops(rows, "from_uid")
+    def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
+        """The edges entering these nodes whose label is one of `labels`."""
+        return self._hops("list_in_edges", self.into, anchors, frozenset(labels))
 
-    def _hops(self, rows: list[dict[str, Any]], anchor_field: str) -> list[Hop]:
-        self._load(list(dict.fromkeys(row["uid"] for row in rows)))
-        return [Hop(self.nodes[row[anchor_field]], row["label"], self.nodes[row["uid"]], row)
-                for row in rows]
+    def _hops(self, query: str, cache: dict[str, list[Edge]], anchors: Iterable[Node],
+              labels: frozenset[str]) -> list[Hop]:
+        unique = list({n.uid: n for n in anchors}.values())
+        self._fetch(query, cache, [n.uid for n in unique if n.uid not in cache])
+        nodes = self.nodes
+        return [Hop(anchor, label, nodes[far], sufficient) for anchor in unique
+                for label, sufficient, far in cache[anchor.uid] if label in labels]
+
+    def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str]) -> None:
+        """Every edge of these nodes in one direction (recorded nodes only), then the
+        properties of the far nodes not seen yet."""
+        for uid in uids:
+            cache[uid] = []
+        far: dict[str, None] = {}
+        for rows in self._batches(query, "uids", uids):
+            for row in rows:
+                cache[row["anchor"]].append((row["label"], row["sufficient"] is True, row["uid"]))
+                far[row["uid"]] = None
+        self._load(list(far))
 
     def _load(self, uids: list[str]) -> None:
         """Fetch the rule-relevant properties of the nodes not seen yet (one query a batch)."""
@@ -109,7 +136,7 @@ class GraphView:
         return self.store.run(query, params)
 
     def node(self, row: dict[str, Any]) -> Node:
-        """The Node of a result row (every stage query returns the same node columns)."""
+        """The Node of a result row (every node query returns the same node columns)."""
         if row["task_key"] != self.key:
             raise InternalError(f"an edge leaves task {self.task_id!r} at node {row['uid']!r}")
         node = self.nodes.get(row["uid"])

@@ -1,12 +1,11 @@
 """Assemble the rollback plan from the stages (docs/method.md §1-4), check invariants.
 
     seeds.py      resolve_seeds           cypher/repair/resolve_seeds.cypher
-    affected.py   reach_affected          cypher/repair/expand_affected.cypher (per hop)
-    support.py    check_support           cypher/repair/list_support_predecessors.cypher,
-                                          list_step_inputs.cypher
-    closure.py    close_invalidation      cypher/repair/list_controlled_steps.cypher
-    relevance.py  answer_relevant         cypher/repair/expand_severed.cypher (per hop)
-    closure.py    exec_closure            cypher/repair/list_closure_predecessors.cypher
+    affected.py   reach_affected          forward edges, per hop      (graph.py edge cache:
+    support.py    check_support           backward edges              cypher/repair/
+    closure.py    close_invalidation      forward edges               list_out_edges.cypher,
+    relevance.py  answer_relevant         forward edges, per hop      list_in_edges.cypher)
+    closure.py    exec_closure            backward edges, per hop
     rules.py      the appendix table, one function per rule
 """
 
@@ -27,7 +26,7 @@ from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.plan.relevance import Relevance, answer_relevant
 from provrepair.repair.plan.seeds import resolve_seeds
-from provrepair.repair.plan.support import Support, check_support
+from provrepair.repair.plan.support import STEP_INPUT_LABELS, Support, check_support
 
 
 @dataclass
@@ -112,7 +111,7 @@ def _refreshed_observations(view: GraphView, invalidated: dict[str, Node],
                             replay: set[str]) -> set[str]:
     """Invalidated observations whose generating action is replayed (they are refreshed)."""
     observations = [n for n in invalidated.values() if n.is_a(StepType.TOOL_OBSERVATION)]
-    return {hop.anchor.uid for hop in view.hops("list_step_inputs", observations, "to_uid")
+    return {hop.anchor.uid for hop in view.in_hops(observations, STEP_INPUT_LABELS)
             if hop.node.is_a(StepType.TOOL_ACTION) and hop.node.uid in replay}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import E_PROP, GraphView, Node
 
 
 @dataclass
@@ -30,7 +30,7 @@ def answer_relevant(view: GraphView, invalidated: dict[str, Node], removed: set[
     frontier = [n for n in invalidated.values() if n.uid not in removed]
     while frontier:
         next_frontier: list[Node] = []
-        for hop in view.hops("expand_severed", frontier, "from_uid"):
+        for hop in view.out_hops(frontier, E_PROP):
             if hop.node.uid in removed:
                 continue  # G⁻ has no removed memories: no path passes through them
             successors[hop.anchor.uid].append((hop.node.uid, hop.label))

@@ -9,9 +9,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import EdgeLabel, StepType
 from provrepair.repair.plan.graph import GraphView, Hop, Node
 
+SUPPORT_LABELS = frozenset({EdgeLabel.SUPPORT, EdgeLabel.CITE, EdgeLabel.DERIVE,
+                            EdgeLabel.SUPERSEDE})
+# What an action or observation reads (used_ids) and its CHAIN predecessors: the controlling
+# plans of an action, the generating actions of an observation.
+STEP_INPUT_LABELS = frozenset({EdgeLabel.CITE, EdgeLabel.SUPPORT, EdgeLabel.CHAIN})
 CHECKED_STEP_TYPES = frozenset({
     StepType.CLAIM, StepType.PLAN, StepType.FINAL_ANSWER, StepType.MEMORY_WRITE,
     StepType.MEMORY_DELETE, StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE})
@@ -57,7 +62,7 @@ def trusted_evidence(v: Node, inputs: list[Hop], tainted: set[str],
         p = hop.node
         if hop.label not in labels:
             continue
-        if not hop.row["sufficient"]:
+        if not hop.sufficient:
             rejected.append((p, "its edge is not marked sufficient"))
         elif not is_admissible(p, v):
             rejected.append((p, "not admissible evidence"))
@@ -74,7 +79,9 @@ def check_support(view: GraphView, candidates: list[Node], faults: set[str],
     observations)."""
     tainted = faults | affected
     result = Support()
-    inputs = _group(view.hops("list_support_predecessors", candidates, "to_uid"))
+    # Pred_sup: SUPPORT, CITE, DERIVE or SUPERSEDE edges into v, insufficient ones too (a
+    # memory is checkable only if it has a DERIVE input at all; --explain names the rest).
+    inputs = _group(view.in_hops(candidates, SUPPORT_LABELS))
     for v in candidates:
         has_derive = any(h.label == "DERIVE" for h in inputs[v.uid])
         if not is_checkable(v, has_derive):
@@ -93,7 +100,7 @@ def inherit_tool_verdicts(view: GraphView, candidates: list[Node], tainted: set[
     """Actions inherit from their controlling plans, then observations from their actions."""
     actions = [v for v in candidates if v.is_a(StepType.TOOL_ACTION)]
     observations = [v for v in candidates if v.is_a(StepType.TOOL_OBSERVATION)]
-    inputs = _group(view.hops("list_step_inputs", actions + observations, "to_uid"))
+    inputs = _group(view.in_hops(actions + observations, STEP_INPUT_LABELS))
     for v in actions:
         plans = {h.node for h in inputs[v.uid] if h.label == "CITE" and h.node.is_a(StepType.PLAN)}
         _inherit(v, plans, inputs[v.uid], tainted, affected, result)

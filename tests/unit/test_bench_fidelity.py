@@ -14,8 +14,8 @@ from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.bench.generate import generate_cases
 from provrepair.repair.bench.probe import fact_probes, fact_recurrence
 from provrepair.repair.bench.quotas import slots, subset
-from provrepair.repair.bench.summary import manifest
 from provrepair.repair.bench.runtime import memory_first
+from provrepair.repair.bench.summary import manifest
 from provrepair.repair.derive import Context, FactSource, evaluate
 
 
