@@ -19,6 +19,7 @@ from provrepair.provenance.errors import ProvrepairError, map_driver_error
 from provrepair.provenance.store.base import GraphStore, Row, plain
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
+SCALARS = frozenset({str, int, float, bool, type(None)})
 GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair
 
@@ -49,8 +50,9 @@ class FalkorDBStore(GraphStore):
             raise map_driver_error(exc, query.path) from exc
         names = [column[1] for column in result.header]
         # Most values are scalars; only maps and lists need converting (measured: converting
-        # every value cost 5x building the rows, bench/results/plan.md).
-        return [{name: plain(v) if isinstance(v, (Mapping, list, tuple)) else v
+        # every value cost 5x building the rows, bench/results/plan.md). The exact-type test
+        # comes first: an isinstance check against the Mapping ABC costs ~0.6 µs a value.
+        return [{name: v if type(v) in SCALARS else plain(v)
                  for name, v in zip(names, row, strict=True)} for row in result.result_set]
 
     def ensure_schema(self) -> None:

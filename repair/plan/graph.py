@@ -50,7 +50,7 @@ class Node:
         return self.kind == "memory"
 
     def is_a(self, step_type: StepType) -> bool:
-        return self.step_type == step_type.value
+        return self.step_type == step_type  # a StrEnum member equals its value
 
     def order(self) -> tuple[int, int]:
         """Trace order: timestamp, ties by trace position."""
