@@ -1,0 +1,122 @@
+"""Planner A/B: this working tree against an earlier commit, on the same stored task.
+
+    .venv/bin/python bench/plan_ab.py --base REV [--region 1000] [--rounds 7]
+
+Starts a throwaway embedded server (a temp PROVREPAIR_HOME), stores bench/plan.py's target
+task with an affected region of ~R nodes, then alternates fresh processes of the base commit
+(a `git worktree` of REV, put first on PYTHONPATH as a folder named `provrepair`, the way
+bench/property.py plants mutants) and of the installed working tree. Each process measures
+`compute_plan` (p50 of 7 runs after a warm-up), the in-memory reference planner on the same
+case, and the statements and rows of one plan. Printed: per-round new/old ratios (rounds are
+paired in time, so machine noise hits both alike), their median, and each side's medians.
+Both sides must produce the same plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from plan import target_case  # bench/ (the script's own folder, first on sys.path)
+
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.config import open_store
+from provrepair.provenance.store.embedded import EmbeddedServer
+
+REPO = Path(__file__).resolve().parent.parent
+MEASURE = r'''
+import json, sys, time
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.config import open_store
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.reference import plan_in_memory
+store, task = open_store(), sys.argv[1]
+compute_plan(store, task)
+counts = [0, 0]
+run = store.run
+def counted(name, params=None):
+    rows = run(name, params)
+    counts[0] += 1
+    counts[1] += len(rows)
+    return rows
+store.run = counted
+plan = compute_plan(store, task)[0]
+store.run = run
+def p50(fn):
+    times = []
+    for _ in range(7):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[3] * 1000
+case = read_case(store, task)
+print(json.dumps({"plan_ms": p50(lambda: compute_plan(store, task)),
+                  "reference_ms": p50(lambda: plan_in_memory(case)),
+                  "statements": counts[0], "rows": counts[1],
+                  "plan": plan.model_dump(mode="json")}))
+'''
+
+
+def measure(task_id: str, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", MEASURE, task_id], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", required=True, help="the commit to compare against")
+    parser.add_argument("--region", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="provrepair-plan-ab-") as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
+                        str(base / "provrepair"), args.base], check=True)
+        home = Path(tmp) / "home"
+        os.environ["PROVREPAIR_HOME"] = str(home)
+        server = EmbeddedServer(home)
+        server.start()
+        try:
+            case = target_case(args.region)
+            with open_store() as store:
+                ingest_case(store, case, replace=True)
+            sides = {"old": dict(os.environ, PYTHONPATH=str(base)), "new": dict(os.environ)}
+            runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
+            for _ in range(args.rounds):
+                for side, env in sides.items():
+                    runs[side].append(measure(case.task_id, env))
+            report(runs)
+        finally:
+            server.stop()
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                            str(base / "provrepair")], check=False)
+
+
+def report(runs: dict[str, list[dict[str, object]]]) -> None:
+    if runs["old"][0]["plan"] != runs["new"][0]["plan"]:
+        raise SystemExit("the two planners disagree on the plan")
+    ratios = sorted(float(n["plan_ms"]) / float(o["plan_ms"])  # type: ignore[arg-type]
+                    for n, o in zip(runs["new"], runs["old"], strict=True))
+    print("per-round new/old ratios:", [round(r, 2) for r in ratios],
+          "median", round(statistics.median(ratios), 2))
+    for side, results in runs.items():
+        plan = statistics.median(float(r["plan_ms"]) for r in results)  # type: ignore[arg-type]
+        ref = statistics.median(float(r["reference_ms"]) for r in results)  # type: ignore[arg-type]
+        print(f"{side}: plan p50 {plan:.1f} ms, in-memory reference {ref:.1f} ms "
+              f"(×{plan / ref:.1f}), {results[0]['statements']} statements, "
+              f"{results[0]['rows']} rows")
+
+
+if __name__ == "__main__":
+    main()
