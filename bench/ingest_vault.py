@@ -15,16 +15,12 @@ and prints the milliseconds per task over the first and the last `--window` task
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from ab import run_snippet, sides  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.provenance.store.embedded import EmbeddedServer
 
-REPO = Path(__file__).resolve().parent.parent
 INGEST = r'''
 import json, os, sys, time
 from provrepair.provenance.ingest import ingest_case
@@ -47,44 +43,28 @@ print(json.dumps({"first_ms": first, "last_ms": last}))
 '''
 
 
-def run_side(env: dict[str, str], graph: str, tasks: int, window: int) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", INGEST, str(tasks), str(window)],
-                          env=dict(env, PROVREPAIR_GRAPH=graph), capture_output=True,
-                          text=True, check=False)
-    if done.returncode:
-        raise SystemExit(done.stderr[-3000:])
-    result: dict[str, float] = json.loads(done.stdout)
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True, help="a commit without the vault indexes")
     parser.add_argument("--tasks", type=int, default=1500)
     parser.add_argument("--window", type=int, default=300)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="provrepair-ingest-vault-") as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
-                        str(base / "provrepair"), args.base], check=True)
-        try:
-            sides = {"old": dict(os.environ, PYTHONPATH=str(base)), "new": dict(os.environ)}
-            for side, env in sides.items():
-                got = fresh_server_run(Path(tmp) / f"home-{side}", env, args)
-                print(f"{side}: first {args.window} tasks {got['first_ms']:.1f} ms/task, "
-                      f"last {args.window} {got['last_ms']:.1f} ms/task "
-                      f"(×{got['last_ms'] / got['first_ms']:.2f})")
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(base / "provrepair")], check=False)
+    with sides(args.base, "provrepair-ingest-vault-") as (tmp, envs):
+        for side, env in envs.items():
+            got = fresh_server_run(tmp / f"home-{side}", env, args)
+            print(f"{side}: first {args.window} tasks {got['first_ms']:.1f} ms/task, "
+                  f"last {args.window} {got['last_ms']:.1f} ms/task "
+                  f"(×{got['last_ms'] / got['first_ms']:.2f})")
 
 
 def fresh_server_run(home: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, float]:
     server = EmbeddedServer(home)
     server.start()
     try:
-        return run_side(dict(env, PROVREPAIR_HOME=str(home)), "bulk", args.tasks, args.window)
+        result: dict[str, float] = run_snippet(
+            INGEST, [str(args.tasks), str(args.window)],
+            dict(env, PROVREPAIR_HOME=str(home), PROVREPAIR_GRAPH="bulk"))
+        return result
     finally:
         server.stop()
 

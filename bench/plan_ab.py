@@ -15,21 +15,16 @@ Both sides must produce the same plan.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
-from plan import target_case  # bench/ (the script's own folder, first on sys.path)
+from ab import run_snippet, sides  # bench/ (the script's own folder, first on sys.path)
+from plan import target_case
 
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.config import open_store
 from provrepair.provenance.store.embedded import EmbeddedServer
 
-REPO = Path(__file__).resolve().parent.parent
 MEASURE = r'''
 import json, sys, time
 from provrepair.provenance.readback import read_case
@@ -63,44 +58,30 @@ print(json.dumps({"plan_ms": p50(lambda: compute_plan(store, task)),
 '''
 
 
-def measure(task_id: str, env: dict[str, str]) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", MEASURE, task_id], env=env,
-                          capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise SystemExit(done.stderr[-3000:])
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True, help="the commit to compare against")
     parser.add_argument("--region", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="provrepair-plan-ab-") as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
-                        str(base / "provrepair"), args.base], check=True)
-        home = Path(tmp) / "home"
+    with sides(args.base, "provrepair-plan-ab-") as (tmp, envs):
+        home = tmp / "home"
         os.environ["PROVREPAIR_HOME"] = str(home)
+        for env in envs.values():
+            env["PROVREPAIR_HOME"] = str(home)
         server = EmbeddedServer(home)
         server.start()
         try:
             case = target_case(args.region)
             with open_store() as store:
                 ingest_case(store, case, replace=True)
-            sides = {"old": dict(os.environ, PYTHONPATH=str(base)), "new": dict(os.environ)}
             runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
             for _ in range(args.rounds):
-                for side, env in sides.items():
-                    runs[side].append(measure(case.task_id, env))
+                for side, env in envs.items():
+                    runs[side].append(run_snippet(MEASURE, [case.task_id], env))
             report(runs)
         finally:
             server.stop()
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(base / "provrepair")], check=False)
 
 
 def report(runs: dict[str, list[dict[str, object]]]) -> None:

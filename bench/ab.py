@@ -1,0 +1,46 @@
+"""What the A/B benchmarks share (bench/plan_ab.py, bench/ingest_vault.py): an earlier
+commit checked out where a fresh Python finds it before the installed tree, and a measuring
+snippet run in a fresh process of either side.
+
+The checkout is a `git worktree` of REV in a temporary folder named `provrepair`, the way
+bench/property.py plants mutants; its parent goes first on PYTHONPATH of the "old" side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def sides(base_rev: str, prefix: str) -> Iterator[tuple[Path, dict[str, dict[str, str]]]]:
+    """(a scratch folder, {"old": env of REV, "new": env of this tree}); cleaned up after."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach",
+                        str(base / "provrepair"), base_rev], check=True)
+        try:
+            yield Path(tmp), {"old": dict(os.environ, PYTHONPATH=str(base)),
+                              "new": dict(os.environ)}
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
+                            str(base / "provrepair")], check=False)
+
+
+def run_snippet(code: str, args: list[str], env: dict[str, str]) -> Any:
+    """Run `code` in a fresh interpreter with `env`; its stdout is one JSON value."""
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                          text=True, check=False)
+    if done.returncode:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout)
