@@ -78,8 +78,7 @@ class Run:
 
 
 class BenchAgent(Agent):
-    def __init__(self, sink: CaseSink, session: Session, injection: Injection,
-                 answerable: bool = False):
+    def __init__(self, sink: CaseSink, session: Session, injection: Injection):
         domain = session.domain
         super().__init__(sink, OfflineReasoner(),
                          ToolRegistry(session.tools, session.world, domain_tools(domain)),
@@ -92,7 +91,7 @@ class BenchAgent(Agent):
         self.failing = False
         self.answer_values: list[str] = []
         self.mutation_keys: dict[str, str] = {}    # mutation step id → script key
-        self.answerable, self.turn_count = answerable, len(session.turns)
+        self.answerable, self.turn_count = session.answerable, len(session.turns)
         self.stated: list[Fact] = []               # what this turn's answer states (answerable)
 
     def run_turn(self, turn: int, script: TurnScript) -> str | None:
@@ -228,7 +227,7 @@ def _record(memory_id: str, item: Seed, ts: int, task_id: str,
 def run_session(session: Session, task_id: str, injection: Injection | None = None) -> Run:
     """Run every turn of the script; the case is in `run.sink`."""
     sink = CaseSink(task_id, domain=session.domain, tools=session.tools, world=session.world)
-    agent = BenchAgent(sink, session, injection or Injection(), session.answerable)
+    agent = BenchAgent(sink, session, injection or Injection())
     agent.seed(session.seeds)
     answers = [agent.run_turn(turn, script) for turn, script in enumerate(session.turns, 1)]
     return Run(sink, agent, answers)
