@@ -168,9 +168,10 @@ def span_events(task_id: str, span: Span, seen: Seen) -> list[Event]:
         return [*_new_user_messages(messages, span, seen), *_new_tool_results(messages, span, seen),
                 _model_output(task_id, span)]
     if op == "execute_tool":
-        seen.tool_results.add(_required(task_id, span, "gen_ai.tool.call.id"))
-        return [ToolResult(_required(task_id, span, "gen_ai.tool.call.id"),
-                           str(a.get("gen_ai.tool.call.result", "")), span.start_ns, span.error)]
+        call_id = _required(task_id, span, "gen_ai.tool.call.id")
+        seen.tool_results.add(call_id)
+        return [ToolResult(call_id, str(a.get("gen_ai.tool.call.result", "")), span.start_ns,
+                           span.error)]
     if op == "search_memory":
         records = _json(task_id, span, "gen_ai.memory.records", [])
         if not all(isinstance(r, dict) and "id" in r for r in records):

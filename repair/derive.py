@@ -95,8 +95,7 @@ class Context:
         back to what was said."""
         matches = [f for f in self.facts if f.entity_id == entity_id and f.fact_key == fact_key
                    and (scope != "cited" or f.source_id in self.cited)]
-        if scope == "memory_first":
-            matches = [f for f in matches if not f.from_step] or matches
+        matches = _scoped(matches, scope)
         if not matches:
             raise Unresolved(f"no visible value for {entity_id}.{fact_key}")
         best = max(matches, key=FactSource.newness)
@@ -105,10 +104,15 @@ class Context:
         return best.value
 
     def entities_with(self, fact_key: str, *, scope: str | None = None) -> list[str]:
-        keyed = [f for f in self.facts if f.fact_key == fact_key]
-        if scope == "memory_first":
-            keyed = [f for f in keyed if not f.from_step] or keyed
+        keyed = _scoped([f for f in self.facts if f.fact_key == fact_key], scope)
         return sorted({f.entity_id for f in keyed})
+
+
+def _scoped(facts: list[FactSource], scope: str | None) -> list[FactSource]:
+    """`memory_first`: the memories' facts when there are any, else the steps'."""
+    if scope == "memory_first":
+        return [f for f in facts if not f.from_step] or facts
+    return facts
 
 
 def is_derivation(value: Any) -> bool:

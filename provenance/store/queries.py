@@ -110,7 +110,7 @@ def load_registry(package: str = "provrepair.cypher") -> QueryRegistry:
         target = "vault" if parts[1] == "vault" or vault_ddl else "graph"
         query = parse_query(entry.read_text(encoding="utf-8"), rel, target)
         if parts[1] == "schema":
-            if parts[2] not in ENGINES or not (len(parts) == 4 or (len(parts) == 5 and target == "vault")):
+            if parts[2] not in ENGINES or not (len(parts) == 4 or vault_ddl):
                 raise QueryFileError(f"{rel}:1: schema files live in cypher/schema/<engine>/ "
                                      "(vault DDL in cypher/schema/<engine>/vault/)")
             schema[parts[2]].append(query)

@@ -16,9 +16,10 @@ from provrepair.provenance.errors import InternalError
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import FaultType, StepType
-from provrepair.repair.bench import fidelity, labels
+from provrepair.repair.bench import labels
 from provrepair.repair.bench.domains import BUILDERS
 from provrepair.repair.bench.domains.common import fillers
+from provrepair.repair.bench.fidelity import stream, with_recording_errors, with_unrecorded_flow
 from provrepair.repair.bench.inject import Fault, candidates, injection
 from provrepair.repair.bench.quotas import Slot
 from provrepair.repair.bench.runtime import Run, run_session
@@ -188,9 +189,8 @@ def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) 
     outcome.faulty.sink.faults(faulty_ids)
     faulty_case = outcome.faulty.sink.case()
     if recording.fidelity < 1.0:
-        faulty_case = fidelity.with_unrecorded_flow(
-            faulty_case, faulty_ids, recording.fidelity,
-            fidelity.stream(recording.seed, slot.task_id, "flow"))
+        faulty_case = with_unrecorded_flow(faulty_case, faulty_ids, recording.fidelity,
+                                           stream(recording.seed, slot.task_id, "flow"))
     kinds = {f.faulty_id: f.fault_type for f in outcome.faults}
     store = [m.model_copy(update={"fault_type": kinds[m.memory_id]}) if m.memory_id in kinds
              else m for m in faulty_case.memory_store]
@@ -201,6 +201,6 @@ def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) 
                                    slot.primary)
     case = faulty_case.model_copy(update={"evaluation": evaluation})
     if recording.fidelity < 1.0:
-        case = fidelity.with_recording_errors(
-            case, recording.fidelity, fidelity.stream(recording.seed, slot.task_id, "record"))
+        case = with_recording_errors(case, recording.fidelity,
+                                     stream(recording.seed, slot.task_id, "record"))
     return validate_case(case)

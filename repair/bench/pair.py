@@ -56,11 +56,10 @@ def _score(store: GraphStore, item: BenchCase, task_id: str, report: RepairRepor
     outcome = _outcome(report, decision, memories, successors)
     scores = case_metrics(item.case, outcome)
     assert item.case.evaluation is not None
-    recurred, probe = (recurrence_probe(item.case, memories, successors, reasoner,
-                                        item.case.evaluation.required_facts)
+    recurred, probe = (combined(recurrence_probe(item.case, memories, successors, reasoner,
+                                                 item.case.evaluation.required_facts),
+                                fact_recurrence(item.case, memories))
                        if scores["recovered"] else (None, "not_recovered"))
-    if scores["recovered"]:
-        recurred, probe = combined((recurred, probe), fact_recurrence(item.case, memories))
     return {"status": report.status, "answer": report.answer, "unresolved": report.unresolved,
             "needs_human": report.needs_human, **scores,
             "recurred": recurred, "probe": probe, "decision_llm_calls": decision.llm_calls,

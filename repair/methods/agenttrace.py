@@ -37,9 +37,14 @@ from __future__ import annotations
 
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.provenance.order import final_answer_step
-from provrepair.provenance.vocab import MemoryStatus, StepType
+from provrepair.provenance.vocab import StepType
 from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import build_plan, earliest_seed_ts, positions
+from provrepair.repair.methods.common import (
+    active_memories,
+    build_plan,
+    earliest_seed_ts,
+    positions,
+)
 from provrepair.repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
@@ -88,8 +93,8 @@ class Scorer:
 
 def overwritten(case: Case, replay: set[str]) -> set[str]:
     """Active records written by a replayed step: the replayed write takes their place."""
-    active = {m.memory_id for m in case.memory_store if m.status is MemoryStatus.ACTIVE}
-    return {m for s in case.trace if s.step_id in replay for m in s.generated_memory_ids} & active
+    written = {m for s in case.trace if s.step_id in replay for m in s.generated_memory_ids}
+    return written & active_memories(case)
 
 
 class AgentTrace(MethodBase):
