@@ -35,7 +35,7 @@ store planner; both plans must agree on every field (checked here, never in a te
 Diagnostics on the largest store: compute_plan through the client as the product configures
 it (redis-py's default RESP parser: hiredis when installed, else pure Python); the client CPU
 of one plan split into
-socket + RESP parsing, falkordb's result parsing, `plain()` + row dicts and planner Python
+socket + RESP parsing, the reply decoded into row dicts and planner Python
 (`decompose`). The script imports only the installed library and public APIs.
 
 Path explosion: on a narrow layered task (width `--explosion-width`, depth
@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
+from probes import GraphProbe, server_ms  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import ingest_case, node_statements
@@ -75,6 +75,7 @@ from provrepair.provenance.rows import edge_row, task_props
 from provrepair.provenance.store.base import BATCH_ROWS, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.store.falkordb_reply import params_header
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
 from provrepair.repair.bench.random_cases import random_case
@@ -525,12 +526,11 @@ def measure_target(store: TimedStore, case: Case, reps: int) -> dict[str, Any]:
 
 def decompose(store: TimedStore, task_id: str, reps: int) -> dict[str, Any]:
     """Client CPU of one compute_plan, layer by layer: its statements are captured once, then
-    replayed, each in three forms: (a) the bare Redis command, i.e. parameter header + socket
-    + RESP parsing; (b) falkordb `ro_query` = (a) + falkordb's result-set parsing;
-    (c) `store.run` = (b) + registry check + `plain()` + row dicts. CPU is
-    `time.process_time()` of this process (min of 3 round-robin calls per form and
-    statement), insensitive to the machine's other load; planner Python = compute_plan's CPU
-    minus the statements' CPU."""
+    replayed, each in two forms: (a) the bare Redis command, i.e. parameter header + socket
+    + RESP parsing; (b) `store.run` = (a) + registry check + the reply decoded into row dicts
+    (provenance/store/falkordb_reply.py). CPU is `time.process_time()` of this process (min
+    of 3 round-robin calls per form and statement), insensitive to the machine's other load;
+    planner Python = compute_plan's CPU minus the statements' CPU."""
     store.capture = []
     compute_plan(store, task_id)
     statements, store.capture = store.capture, None
@@ -544,29 +544,27 @@ def decompose(store: TimedStore, task_id: str, reps: int) -> dict[str, Any]:
             command = "GRAPH.RO_QUERY" if query.mode == "read" else "GRAPH.QUERY"
             variants: dict[str, Callable[[], Any]] = {
                 "raw": lambda: conn.execute_command(
-                    command, graph.name, graph._build_params_header(params) + query.text,  # noqa: B023
+                    command, graph.name, params_header(params) + query.text,  # noqa: B023
                     "--compact"),
-                "falkordb": lambda: graph.ro_query(query.text, params),  # noqa: B023
                 "run": lambda: store.run(name, params),  # noqa: B023
             }
             cpu: dict[str, list[float]] = defaultdict(list)
             for _ in range(3):  # round robin, min of 3: one noisy call does not count
                 for label, call in variants.items():
                     c0 = time.process_time()
-                    value = call()
+                    reply = call()
                     cpu[label].append(time.process_time() - c0)
-                    if label == "falkordb":
-                        server_ms = value.run_time_ms
-            raw, fdb, run = (min(cpu[k]) for k in ("raw", "falkordb", "run"))
+                    if label == "raw":
+                        server = server_ms(reply)
+            raw, run = min(cpu["raw"]), min(cpu["run"])
             acc["raw_cpu_s"] += raw
-            acc["falkordb_parse_cpu_s"] += max(0.0, fdb - raw)
-            acc["plain_cpu_s"] += max(0.0, run - fdb)
-            acc["server_s"] += server_ms / 1000
+            acc["decode_cpu_s"] += max(0.0, run - raw)
+            acc["server_s"] += server / 1000
         _, stats = timed_plan(store, task_id)
         acc["plan_wall_s"] = stats["total_s"]
         acc["plan_cpu_s"] = stats["client_cpu_s"]
         acc["planner_python_cpu_s"] = stats["client_cpu_s"] - (
-            acc["raw_cpu_s"] + acc["falkordb_parse_cpu_s"] + acc["plain_cpu_s"])
+            acc["raw_cpu_s"] + acc["decode_cpu_s"])
         acc["server_cpu_s"] = stats["server_cpu_s"]
         for key, value in acc.items():
             sums[key].append(value)
@@ -656,11 +654,11 @@ def frontier_reach(store: TimedStore, task_id: str, start_id: str, k: int) -> tu
         if not frontier:
             break
         nxt = []
-        for hop in view.out_hops(frontier, E_PROP):
-            if hop.node.uid not in seen:
-                seen.add(hop.node.uid)
-                reached.add(hop.node.uid)
-                nxt.append(hop.node)
+        for _, _, node, _ in view.out_hops(frontier, E_PROP):
+            if node.uid not in seen:
+                seen.add(node.uid)
+                reached.add(node.uid)
+                nxt.append(node)
         frontier = nxt
     return len(reached), view.round_trips
 
@@ -752,17 +750,19 @@ def report(results: dict[str, Any]) -> str:
             "times in ms)", "",
             "| store nodes | target R | task nodes | \\|A0\\| | warm-up | p50 | p90 "
             "| statements | rows | server exec p50 | server CPU | client CPU p50 "
-            "| in-memory p50 | ratio store/in-memory |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| in-memory p50 | ratio store/in-memory | ratio store/(statements × round trip) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for stage in results["stages"]:
+        rtt = stage.get("baseline", {}).get("p50_s")
         for m in stage["targets"]:
+            floor = f"×{m['p50_s'] / (m['statements'] * rtt):.1f}" if rtt else "—"
             out.append(
                 f"| {stage['nodes']:,} | {m['region']:,} | {m['task_nodes']:,} "
                 f"| {m['affected']:,} | {ms(m['warmup_s'])} | **{ms(m['p50_s'])}** "
                 f"| {ms(m['p90_s'])} | {m['statements']} | {m['rows']:,} "
                 f"| {ms(m['server_p50_s'])} | {ms(m['server_cpu_mean_s'])} "
                 f"| {ms(m['client_cpu_p50_s'])} | {ms(m['mem_p50_s'])} "
-                f"| ×{m['ratio_p50']:.1f} |")
+                f"| ×{m['ratio_p50']:.1f} | {floor} |")
     if base:
         out += ["", "Round-trip floor (one `get_nodes` of one uid, 50 calls, per stage): " + ", ".join(
             f"{s['nodes']:,} nodes: p50 {s['baseline']['p50_s'] * 1000:.2f} ms "
@@ -797,15 +797,15 @@ def report(results: dict[str, Any]) -> str:
         out += ["", f"### Where the client time goes ({results['stages'][-1]['nodes']:,}-node "
                 "store; ms per compute_plan, medians; CPU = this process's CPU time)", "",
                 "| target R | RESP parser | wall p50 | wall p90 | client CPU | of which: socket + "
-                "RESP parse | falkordb result parse | plain() + row dicts | planner Python "
-                "| server exec | server CPU |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                "RESP parse | reply decode + row dicts | planner Python "
+                "| server exec | server CPU |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for region, by_parser in diag["decomposition"].items():
             for label, d in by_parser.items():
                 p = diag["parsers"][region][label]
                 out.append(
                     f"| {int(region):,} | {label} | {ms(p['p50_s'])} | {ms(p['p90_s'])} "
                     f"| {ms(p['client_cpu_p50_s'])} | {ms(d['raw_cpu_s'])} "
-                    f"| {ms(d['falkordb_parse_cpu_s'])} | {ms(d['plain_cpu_s'])} "
+                    f"| {ms(d['decode_cpu_s'])} "
                     f"| {ms(d['planner_python_cpu_s'])} | {ms(d['server_s'])} "
                     f"| {ms(p['server_cpu_mean_s'])} |")
     ex = results.get("explosion")

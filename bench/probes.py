@@ -22,5 +22,20 @@ class GraphProbe:
         self._sink.last_server_ms = result.run_time_ms
         return result
 
+    def execute_command(self, *args: Any) -> Any:
+        """The product's own path (provenance/store/falkordb.py sends the command itself)."""
+        reply = self._graph.execute_command(*args)
+        self._sink.last_server_ms = server_ms(reply)
+        return reply
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._graph, name)
+
+
+def server_ms(reply: Any) -> float:
+    """The server's own execution time from a compact reply's statistics (0 if absent)."""
+    stats = reply[-1] if isinstance(reply, list) and reply else []
+    for line in stats if isinstance(stats, list) else []:
+        if isinstance(line, str) and "internal execution time" in line:
+            return float(line.split(": ")[1].split(" ")[0])
+    return 0.0

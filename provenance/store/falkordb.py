@@ -16,10 +16,10 @@ from typing import Any
 from falkordb import FalkorDB
 
 from provrepair.provenance.errors import ProvrepairError, map_driver_error
-from provrepair.provenance.store.base import GraphStore, Row, plain
+from provrepair.provenance.store.base import GraphStore, Row
+from provrepair.provenance.store.falkordb_reply import check_reply, params_header, rows
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
-SCALARS = frozenset({str, int, float, bool, type(None)})
 GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair
 
@@ -39,21 +39,18 @@ class FalkorDBStore(GraphStore):
 
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
         graph = self._graphs[query.target]
+        # The same command the client's query()/ro_query() sends; the reply is decoded by
+        # falkordb_reply (the client's per-value parse was most of a plan's client time).
+        command = "GRAPH.RO_QUERY" if query.mode == "read" else "GRAPH.QUERY"
         try:
-            if query.mode == "read":
-                result = graph.ro_query(query.text, dict(params))
-            else:
-                result = graph.query(query.text, dict(params))
+            reply = graph.execute_command(command, graph.name,
+                                          params_header(params) + query.text, "--compact")
+            check_reply(reply)
         except ProvrepairError:
             raise
         except Exception as exc:
             raise map_driver_error(exc, query.path) from exc
-        names = [column[1] for column in result.header]
-        # Most values are scalars; only maps and lists need converting (measured: converting
-        # every value cost 5x building the rows, bench/results/plan.md). The exact-type test
-        # comes first: an isinstance check against the Mapping ABC costs ~0.6 µs a value.
-        return [{name: v if type(v) in SCALARS else plain(v)
-                 for name, v in zip(names, row, strict=True)} for row in result.result_set]
+        return rows(graph, reply)
 
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:

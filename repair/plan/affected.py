@@ -36,12 +36,13 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]]) -> Affe
                 frontier[start.uid] = region.threshold[start.uid]
     while frontier:
         current, frontier = frontier, {}
-        for hop in view.out_hops([region.nodes[uid] for uid in current], E_PROP):
-            tr = current[hop.anchor.uid]
-            if hop.node.ts >= tr and _admit(region, hop.node, tr, region.origin[hop.anchor.uid]):
-                region.reached_from.setdefault(hop.node.uid, (hop.anchor.uid, hop.label,
-                                                              region.origin[hop.anchor.uid]))
-                frontier[hop.node.uid] = tr
+        for anchor, label, node, _ in view.out_hops([region.nodes[uid] for uid in current],
+                                                    E_PROP):
+            tr = current[anchor.uid]
+            if node.ts >= tr and _admit(region, node, tr, region.origin[anchor.uid]):
+                region.reached_from.setdefault(node.uid, (anchor.uid, label,
+                                                          region.origin[anchor.uid]))
+                frontier[node.uid] = tr
     return region
 
 

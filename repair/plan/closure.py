@@ -5,26 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from provrepair.provenance.vocab import EdgeLabel, StepType
-from provrepair.repair.plan.graph import E_PROP, GraphView, Hop, Node
+from provrepair.repair.plan.graph import E_PROP, GraphView, Node
 
 CONTROL_LABELS = frozenset({EdgeLabel.CITE, EdgeLabel.CHAIN})
 CLOSURE_LABELS = E_PROP | {EdgeLabel.CHAIN}
 
 
-def _controls(hop: Hop) -> bool:
+def _controls(v: Node, label: str, w: Node) -> bool:
     """Invalidation passes a plan → the actions citing it, an action → its observations
     (the action is in their prev_step_ids or used_ids)."""
-    v, w = hop.anchor, hop.node
-    return ((v.is_a(StepType.PLAN) and hop.label == EdgeLabel.CITE
+    return ((v.is_a(StepType.PLAN) and label == EdgeLabel.CITE
              and w.is_a(StepType.TOOL_ACTION))
             or (v.is_a(StepType.TOOL_ACTION) and w.is_a(StepType.TOOL_OBSERVATION)))
 
 
-def _walked(hop: Hop) -> bool:
-    """The closure walks back over the propagation labels, and over CHAIN only from an
-    observation to its generating action (linked only by prev_step_ids)."""
-    return hop.label != EdgeLabel.CHAIN or (hop.anchor.is_a(StepType.TOOL_OBSERVATION)
-                                            and hop.node.is_a(StepType.TOOL_ACTION))
+def _walked(v: Node, label: str, p: Node) -> bool:
+    """The closure walks back (edge p -label-> v) over the propagation labels, and over
+    CHAIN only from an observation to its generating action (linked only by prev_step_ids)."""
+    return label != EdgeLabel.CHAIN or (v.is_a(StepType.TOOL_OBSERVATION)
+                                        and p.is_a(StepType.TOOL_ACTION))
 
 
 def close_invalidation(view: GraphView, invalid_steps: list[Node]) -> dict[str, Node]:
@@ -33,10 +32,10 @@ def close_invalidation(view: GraphView, invalid_steps: list[Node]) -> dict[str, 
     frontier = [n for n in invalid_steps if n.is_a(StepType.PLAN) or n.is_a(StepType.TOOL_ACTION)]
     while frontier:
         added = []
-        for hop in view.out_hops(frontier, CONTROL_LABELS):
-            if _controls(hop) and hop.node.uid not in closed:
-                closed[hop.node.uid] = hop.node
-                added.append(hop.node)
+        for v, label, w, _ in view.out_hops(frontier, CONTROL_LABELS):
+            if _controls(v, label, w) and w.uid not in closed:
+                closed[w.uid] = w
+                added.append(w)
         frontier = added
     return closed
 
@@ -55,7 +54,15 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
     actions (they refresh it). The walk passes through removed memories that a closure node
     reads (SUPPORT) to their producers in V_inv, so a removed record the answer path used is
     regenerated. Memories themselves are never replayed.
+
+    Which edges it reads: an observation's whole inputs (`in_hops`: its generating action may
+    lie anywhere), and for every other node only the edges from nodes whose outgoing edges
+    were fetched (`in_hops_from_expanded`, no query). That is enough: a predecessor the walk
+    keeps (`_needed`) is in V_inv or a removed memory, and reach (A0 ⊇ removed) and answer
+    relevance (from V_inv) fetched the outgoing edges of all of those before this runs; the
+    first line makes sure of it whatever ran before (no query when they are all cached).
     """
+    view.out_hops([*invalidated.values(), *(view.nodes[u] for u in removed)], ())
     closure = Closure()
     visited: set[str] = set()
     frontier = [n for n in start if _visit(n, visited)]
@@ -64,14 +71,16 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
             closure.replay[node.uid] = node
     while frontier:
         added: list[Node] = []
-        for hop in view.in_hops(frontier, CLOSURE_LABELS):
-            p, v = hop.node, hop.anchor
-            if not _walked(hop) or not _needed(p, v, hop.label, invalidated, removed):
+        observations = [n for n in frontier if n.is_a(StepType.TOOL_OBSERVATION)]
+        others = [n for n in frontier if not n.is_a(StepType.TOOL_OBSERVATION)]
+        for v, label, p, _ in (view.in_hops(observations, CLOSURE_LABELS)
+                               + view.in_hops_from_expanded(others, CLOSURE_LABELS)):
+            if not _walked(v, label, p) or not _needed(p, v, label, invalidated, removed):
                 continue
             if p.uid not in visited:
                 visited.add(p.uid)
                 added.append(p)
-                closure.needed_by[p.uid] = (v.uid, hop.label)
+                closure.needed_by[p.uid] = (v.uid, label)
                 if p.is_step and not p.is_a(StepType.TOOL_OBSERVATION):
                     closure.replay[p.uid] = p
         frontier = added

@@ -8,6 +8,7 @@ from provrepair.provenance.errors import CaseError
 from provrepair.repair.plan.graph import Node
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.plan.planner import PlanTrace
+from provrepair.repair.plan.support import rejected_inputs
 
 
 def explain(plan: RepairPlan, trace: PlanTrace, node_id: str) -> dict[str, Any]:
@@ -67,8 +68,9 @@ def _support_reason(trace: PlanTrace, node: Node) -> str:
     if node.uid in support.inherited_from:
         parents = ", ".join(p.id for p in support.inherited_from[node.uid])
         return f"inherits the supported verdict of {parents}"
-    if node.uid in support.rejected:
-        tried = support.rejected[node.uid]
+    if node.uid in support.checked:
+        tainted = set(trace.region.nodes) | {m.uid for m, _ in trace.seeds.values()}
+        tried = rejected_inputs(trace.view, node, tainted)
         if not tried:
             return "checked: no sufficient predecessor"
         return "checked, unsupported: " + "; ".join(f"{p.id} {why}" for p, why in tried)

@@ -1,23 +1,28 @@
 """The planner's window on one task's graph: each node's edges fetched once, nodes cached.
 
-Every stage asks for the edges around a set of nodes, in one direction (`out_hops`,
-`in_hops`), filtered by label in Python. The edges of a node are fetched at most once per
-direction per plan (cypher/repair/list_out_edges.cypher, list_in_edges.cypher: one
-parameterised query per batch, anchored on the `:Node(uid)` index): reach fetches the
-forward edges of the affected region, the support check the backward ones, and answer
-relevance, invalidation and the execution closure reuse them, querying only nodes outside
-what was fetched. So the number of round trips is the depth of the region the planner
-visits, the work grows with that region, not with the store, and each edge crosses the
-wire at most twice (once from each end). No query uses a variable-length pattern: those
-enumerate paths, exponential on DAGs with parallel paths. The properties the rules read are
-fetched once per node (get_nodes).
+Every stage asks for the edges around a set of nodes, filtered by label in Python. Forward
+(`out_hops`): a node's outgoing edges are fetched at most once per plan
+(cypher/repair/list_out_edges.cypher: one parameterised query per batch, anchored on the
+`:Node(uid)` index); reach fetches those of the affected region, and answer relevance and
+the invalidation closure reuse them, querying only nodes outside what was fetched. Every
+fetched out-edge is also filed under its target (`in_hops_from_expanded`): the execution
+closure walks back only to nodes whose out-edges were fetched before it runs (docs/method.md
+§4; see closure.py), so it needs no query of its own. Backward queries are kept to what
+cannot be known that way: the support check's usable inputs (list_support_inputs.cypher:
+sufficient edges only) and the whole inputs of tool actions and observations
+(list_in_edges.cypher, `in_hops`). So the number of round trips is the depth of the region
+the planner visits, the work grows with that region, not with the store, and each edge
+crosses the wire about once. No query uses a variable-length pattern: those enumerate
+paths, exponential on DAGs with parallel paths. The properties the rules read are fetched
+once per node (get_nodes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from provrepair.provenance.errors import InternalError
 from provrepair.provenance.keys import node_uid, task_key
@@ -28,6 +33,9 @@ L = EdgeLabel
 # E_prop (docs/method.md, preamble): the labels contamination travels along; CHAIN never does.
 E_PROP = frozenset({L.INITIATE, L.CITE, L.SUPPORT, L.PRODUCE, L.DELETE, L.UPDATE,
                     L.CONSOLIDATE, L.SUPERSEDE, L.DERIVE})
+# The relationship types of recorded provenance (the edge queries' $labels): a repair run's
+# marks and REPLAYS edges are other types.
+PROVENANCE_LABELS = sorted(label.value for label in EdgeLabel)
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,10 @@ class Node:
         return (self.ts, self.position)
 
 
-class Hop(NamedTuple):
-    """One edge seen from an anchor: the anchor node, the edge label, the far node, and the
-    edge's `sufficient` flag (False on labels that carry none)."""
-
-    anchor: Node
-    label: str
-    node: Node
-    sufficient: bool
+# One edge seen from an anchor: (anchor node, edge label, far node, the edge's `sufficient`
+# flag (False on labels that carry none)). A plain tuple, unpacked by the stages: a plan
+# builds tens of thousands, and a NamedTuple's constructor cost ~30 ms of a 1k-region plan.
+Hop = tuple[Node, str, Node, bool]
 
 
 Edge = tuple[str, bool, str]  # (label, sufficient, far uid)
@@ -78,6 +82,9 @@ class GraphView:
         self.nodes: dict[str, Node] = {}
         self.out: dict[str, list[Edge]] = {}   # uid → its outgoing edges (once fetched)
         self.into: dict[str, list[Edge]] = {}  # uid → its incoming edges (once fetched)
+        self.supports: dict[str, list[Edge]] = {}  # uid → its usable support inputs
+        # uid → the edges entering it from nodes whose outgoing edges were fetched
+        self.from_expanded: dict[str, list[Edge]] = defaultdict(list)
         self.round_trips = 0
 
     def uid(self, node_id: str) -> str:
@@ -91,31 +98,62 @@ class GraphView:
 
     def out_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges leaving these nodes whose label is one of `labels`."""
-        return self._hops("list_out_edges", self.out, anchors, frozenset(labels))
+        unique = self._unique(anchors)
+        missing = [n.uid for n in unique if n.uid not in self.out]
+        for anchor, label, sufficient, far in self._fetch("list_out_edges", self.out, missing):
+            self.from_expanded[far].append((label, sufficient, anchor))
+        return self._hops(self.out, unique, frozenset(labels))
 
     def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes whose label is one of `labels`."""
-        return self._hops("list_in_edges", self.into, anchors, frozenset(labels))
+        unique = self._unique(anchors)
+        self._fetch("list_in_edges", self.into, [n.uid for n in unique if n.uid not in self.into])
+        return self._hops(self.into, unique, frozenset(labels))
 
-    def _hops(self, query: str, cache: dict[str, list[Edge]], anchors: Iterable[Node],
+    def support_inputs(self, anchors: Iterable[Node], labels: Iterable[str],
+                       any_sufficiency: Iterable[str]) -> list[Hop]:
+        """The edges entering these nodes with a label in `labels` that are sufficient, or
+        whose label is in `any_sufficiency` (list_support_inputs.cypher)."""
+        unique = self._unique(anchors)
+        missing = [n.uid for n in unique if n.uid not in self.supports]
+        self._fetch("list_support_inputs", self.supports, missing,
+                    labels=sorted(labels), any_sufficiency=sorted(any_sufficiency))
+        return self._hops(self.supports, unique, frozenset(labels))
+
+    def in_hops_from_expanded(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
+        """The edges entering these nodes from nodes whose outgoing edges this view has
+        fetched (all entering edges where they were fetched). No query."""
+        unique = self._unique(anchors)
+        known = {n.uid: self.into.get(n.uid) or self.from_expanded.get(n.uid, [])
+                 for n in unique}
+        return self._hops(known, unique, frozenset(labels))
+
+    @staticmethod
+    def _unique(anchors: Iterable[Node]) -> list[Node]:
+        return list({n.uid: n for n in anchors}.values())
+
+    def _hops(self, cache: Mapping[str, list[Edge]], anchors: list[Node],
               labels: frozenset[str]) -> list[Hop]:
-        unique = list({n.uid: n for n in anchors}.values())
-        self._fetch(query, cache, [n.uid for n in unique if n.uid not in cache])
         nodes = self.nodes
-        return [Hop(anchor, label, nodes[far], sufficient) for anchor in unique
-                for label, sufficient, far in cache[anchor.uid] if label in labels]
+        return [(anchor, label, nodes[far], sufficient) for anchor in anchors
+                for label, sufficient, far in cache.get(anchor.uid, ()) if label in labels]
 
-    def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str]) -> None:
-        """Every edge of these nodes in one direction (recorded nodes only), then the
-        properties of the far nodes not seen yet."""
+    def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str],
+               **params: Any) -> list[tuple[str, str, bool, str]]:
+        """Edges of these nodes from one edge query (recorded nodes only), filed in `cache`;
+        then the properties of the far nodes not seen yet. Returns (anchor, label,
+        sufficient, far uid) per edge."""
         for uid in uids:
             cache[uid] = []
-        far: dict[str, None] = {}
-        for rows in self._batches(query, "uids", uids):
-            for row in rows:
-                cache[row["anchor"]].append((row["label"], row["sufficient"] is True, row["uid"]))
-                far[row["uid"]] = None
-        self._load(list(far))
+        params.setdefault("labels", PROVENANCE_LABELS)
+        edges = [(row["anchor"], label, sufficient is True, far)
+                 for rows in self._batches(query, "uids", uids, params) for row in rows
+                 for label, sufficient, far in zip(row["labels"], row["sufficient"],
+                                                   row["uids"], strict=True)]
+        for anchor, label, sufficient, far in edges:
+            cache[anchor].append((label, sufficient, far))
+        self._load(list(dict.fromkeys(edge[3] for edge in edges)))
+        return edges
 
     def _load(self, uids: list[str]) -> None:
         """Fetch the rule-relevant properties of the nodes not seen yet (one query a batch)."""
@@ -146,7 +184,8 @@ class GraphView:
             self.nodes[node.uid] = node
         return node
 
-    def _batches(self, query: str, key: str, items: list[Any]) -> Iterator[list[dict[str, Any]]]:
+    def _batches(self, query: str, key: str, items: list[Any],
+                 params: Mapping[str, Any] | None = None) -> Iterator[list[dict[str, Any]]]:
         for batch in batched(items):
             self.round_trips += 1
-            yield self.store.run(query, {key: batch})
+            yield self.store.run(query, {**(params or {}), key: batch})

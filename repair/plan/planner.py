@@ -111,8 +111,8 @@ def _refreshed_observations(view: GraphView, invalidated: dict[str, Node],
                             replay: set[str]) -> set[str]:
     """Invalidated observations whose generating action is replayed (they are refreshed)."""
     observations = [n for n in invalidated.values() if n.is_a(StepType.TOOL_OBSERVATION)]
-    return {hop.anchor.uid for hop in view.in_hops(observations, STEP_INPUT_LABELS)
-            if hop.node.is_a(StepType.TOOL_ACTION) and hop.node.uid in replay}
+    return {v.uid for v, _, p, _ in view.in_hops(observations, STEP_INPUT_LABELS)
+            if p.is_a(StepType.TOOL_ACTION) and p.uid in replay}
 
 
 __all__ = ["PlanTrace", "RepairPlan", "compute_plan"]

@@ -30,13 +30,13 @@ def answer_relevant(view: GraphView, invalidated: dict[str, Node], removed: set[
     frontier = [n for n in invalidated.values() if n.uid not in removed]
     while frontier:
         next_frontier: list[Node] = []
-        for hop in view.out_hops(frontier, E_PROP):
-            if hop.node.uid in removed:
+        for anchor, label, node, _ in view.out_hops(frontier, E_PROP):
+            if node.uid in removed:
                 continue  # G⁻ has no removed memories: no path passes through them
-            successors[hop.anchor.uid].append((hop.node.uid, hop.label))
-            if hop.node.uid not in seen:
-                seen.add(hop.node.uid)
-                next_frontier.append(hop.node)
+            successors[anchor.uid].append((node.uid, label))
+            if node.uid not in seen:
+                seen.add(node.uid)
+                next_frontier.append(node)
         frontier = next_frontier
     reaches = _reaching(successors, final.uid, result.toward_answer)
     result.answer_relevant = {uid for uid in invalidated if uid in reaches}

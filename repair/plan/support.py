@@ -27,7 +27,7 @@ class Support:
     supported: set[str] = field(default_factory=set)                 # P_sup (uids)
     evidence: dict[str, Node] = field(default_factory=dict)          # uid → the trusted p
     inherited_from: dict[str, list[Node]] = field(default_factory=dict)  # action/obs → parents
-    rejected: dict[str, list[tuple[Node, str]]] = field(default_factory=dict)  # for --explain
+    checked: set[str] = field(default_factory=set)   # candidates checked directly (uids)
 
 
 def is_checkable(v: Node, has_derive_input: bool) -> bool:
@@ -58,11 +58,10 @@ def trusted_evidence(v: Node, inputs: list[Hop], tainted: set[str],
     SUPPORT/CITE evidence; derived memories DERIVE/SUPERSEDE (never preserved by SUPERSEDE
     alone in practice: a superseded record is not active)."""
     labels = {"SUPPORT", "CITE"} if v.is_step else {"DERIVE", "SUPERSEDE"}
-    for hop in inputs:
-        p = hop.node
-        if hop.label not in labels:
+    for _, label, p, sufficient in inputs:
+        if label not in labels:
             continue
-        if not hop.sufficient:
+        if not sufficient:
             rejected.append((p, "its edge is not marked sufficient"))
         elif not is_admissible(p, v):
             rejected.append((p, "not admissible evidence"))
@@ -79,20 +78,28 @@ def check_support(view: GraphView, candidates: list[Node], faults: set[str],
     observations)."""
     tainted = faults | affected
     result = Support()
-    # Pred_sup: SUPPORT, CITE, DERIVE or SUPERSEDE edges into v, insufficient ones too (a
-    # memory is checkable only if it has a DERIVE input at all; --explain names the rest).
-    inputs = _group(view.in_hops(candidates, SUPPORT_LABELS))
+    # Pred_sup: the sufficient SUPPORT, CITE, DERIVE or SUPERSEDE edges into v (only those
+    # can preserve), and every DERIVE edge (a memory is checkable only if it has one at all).
+    inputs = _group(view.support_inputs(candidates, SUPPORT_LABELS, {EdgeLabel.DERIVE}))
     for v in candidates:
-        has_derive = any(h.label == "DERIVE" for h in inputs[v.uid])
-        if not is_checkable(v, has_derive):
+        if not is_checkable(v, any(label == "DERIVE" for _, label, _, _ in inputs[v.uid])):
             continue
-        rejected = result.rejected.setdefault(v.uid, [])
-        evidence = trusted_evidence(v, inputs[v.uid], tainted, rejected)
+        result.checked.add(v.uid)
+        evidence = trusted_evidence(v, inputs[v.uid], tainted, [])
         if evidence is not None:
             result.supported.add(v.uid)
             result.evidence[v.uid] = evidence
     inherit_tool_verdicts(view, candidates, tainted, affected, result)
     return result
+
+
+def rejected_inputs(view: GraphView, v: Node, tainted: set[str]) -> list[tuple[Node, str]]:
+    """For --explain: every SUPPORT/CITE/DERIVE/SUPERSEDE input of a checked candidate v,
+    insufficient ones included, with why it does not preserve v (its whole input list is
+    fetched here; the plan itself reads only the usable ones)."""
+    rejected: list[tuple[Node, str]] = []
+    trusted_evidence(v, view.in_hops([v], SUPPORT_LABELS), tainted, rejected)
+    return rejected
 
 
 def inherit_tool_verdicts(view: GraphView, candidates: list[Node], tainted: set[str],
@@ -102,10 +109,11 @@ def inherit_tool_verdicts(view: GraphView, candidates: list[Node], tainted: set[
     observations = [v for v in candidates if v.is_a(StepType.TOOL_OBSERVATION)]
     inputs = _group(view.in_hops(actions + observations, STEP_INPUT_LABELS))
     for v in actions:
-        plans = {h.node for h in inputs[v.uid] if h.label == "CITE" and h.node.is_a(StepType.PLAN)}
+        plans = {p for _, label, p, _ in inputs[v.uid]
+                 if label == "CITE" and p.is_a(StepType.PLAN)}
         _inherit(v, plans, inputs[v.uid], tainted, affected, result)
     for v in observations:
-        makers = {h.node for h in inputs[v.uid] if h.node.is_a(StepType.TOOL_ACTION)}
+        makers = {p for _, _, p, _ in inputs[v.uid] if p.is_a(StepType.TOOL_ACTION)}
         _inherit(v, makers, inputs[v.uid], tainted, affected, result)
 
 
@@ -115,8 +123,8 @@ def _inherit(v: Node, parents: set[Node], inputs: list[Hop], tainted: set[str],
     node of F ∪ A0 directly (an argument taken straight from a tainted record is not covered
     by the parent's support)."""
     in_region = [p for p in parents if p.uid in affected]
-    other_reads = [h.node for h in inputs
-                   if h.label in ("CITE", "SUPPORT") and h.node not in parents]
+    other_reads = [p for _, label, p, _ in inputs
+                   if label in ("CITE", "SUPPORT") and p not in parents]
     if (in_region and all(p.uid in result.supported for p in in_region)
             and not any(p.uid in tainted for p in other_reads)):
         result.supported.add(v.uid)
@@ -126,5 +134,5 @@ def _inherit(v: Node, parents: set[Node], inputs: list[Hop], tainted: set[str],
 def _group(hops: list[Hop]) -> dict[str, list[Hop]]:
     grouped: dict[str, list[Hop]] = defaultdict(list)
     for hop in hops:
-        grouped[hop.anchor.uid].append(hop)
+        grouped[hop[0].uid].append(hop)
     return grouped
