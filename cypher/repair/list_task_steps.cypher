@@ -1,8 +1,9 @@
 // name: list_task_steps
 // mode: read
 // params: task_key
-// Every step of the task (id and trace position): the plan lists preserved steps explicitly.
+// Every step of the task (ids and trace positions, as two parallel lists in one row): the
+// plan lists preserved steps explicitly.
 MATCH (n:Node {task_key: $task_key})
 WITH n
 WHERE n.kind = 'step' AND n.origin_run IS NULL
-RETURN n.id AS id, n.position AS position
+RETURN collect(n.id) AS ids, collect(n.position) AS positions

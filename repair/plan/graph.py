@@ -166,8 +166,8 @@ class GraphView:
 
     def step_positions(self) -> dict[str, int]:
         """id → trace position of every step of the task."""
-        return {row["id"]: row["position"]
-                for row in self.rows("list_task_steps", {"task_key": self.key})}
+        rows = self.rows("list_task_steps", {"task_key": self.key})
+        return dict(zip(rows[0]["ids"], rows[0]["positions"], strict=True)) if rows else {}
 
     def rows(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         self.round_trips += 1
