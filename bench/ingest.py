@@ -22,8 +22,12 @@ one synthetic task per size, see `CaseGenerator`):
              other   everything else (content hash, derive_edges, get/delete/merge task, vault)
   replace  `ingest_case(..., replace=True)` of a changed version of the same case over it: the
            swap now also deletes the old version (the worst case for the atomic statement).
-  encode   the falkordb client's parameter encoding (`_build_params_header`) of the same
-           batches, timed apart, to show how much of a batch round trip is client CPU.
+  encode   the parameter encoding (`CYPHER rows=…` header) of the same batches, timed
+           apart, to show how much of a batch round trip is client CPU.
+  raw      the engine's own rate for the same rows, in the same repetition: plain
+           `UNWIND … CREATE` statements (labels in the pattern, one per relationship type,
+           rows built beforehand) through the bare falkordb client into a fresh graph. The
+           report gives product ÷ raw.
 
 Live recorder: a realistic event stream (inputs, steps, memories written by memory_write
 steps and later retired by update/delete/consolidate steps, then the diagnosed faults)
@@ -65,22 +69,30 @@ from typing import Any
 from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.provenance.edges import derive_edges
-from provrepair.provenance.ingest import ingest_case, node_statements
+from provrepair.provenance.ingest import ingest_case, node_statements, staged_statements
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.models import FORMAT, Case, ToolSpec
 from provrepair.provenance.recorder import Recorder
-from provrepair.provenance.rows import edge_row
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.store.falkordb_wire import params_header
 from provrepair.provenance.store.queries import Query, load_registry
 from provrepair.provenance.validate import check_storable_text, parse_case, validate_case
-from provrepair.provenance.vocab import STEP_LABEL, StepType
+from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
 
 REPO = Path(__file__).resolve().parent.parent
 
-WRITE_QUERIES = ("merge_user_inputs", "merge_memories", "merge_edges",
-                 *(f"merge_step_{t.value}" for t in StepType))
+# The staged writes of ingest_case, by what they write (cypher/ingest/create_staged_*).
+WRITE_GROUPS = {"nodes": ("create_staged_user_inputs", "create_staged_memories",
+                          *(f"create_staged_step_{t.value}" for t in StepType)),
+                "edges": tuple(f"create_staged_edges_{label.lower()}" for label in EdgeLabel)}
+WRITE_QUERIES = frozenset(q for group in WRITE_GROUPS.values() for q in group)
+# The raw engine baseline: the same rows, plain UNWIND … CREATE, labels in the pattern, sent
+# straight through the falkordb client (no product code around them).
+RAW_NODE = "UNWIND $rows AS row CREATE (n:{labels} {{uid: row.uid}}) SET n += row.props"
+RAW_EDGE = ("UNWIND $rows AS row MATCH (a:Node {{uid: row.src}}) MATCH (b:Node {{uid: row.dst}}) "
+            "CREATE (a)-[r:{label}]->(b){suff}")
 TARGET_ELEMENTS_PER_S = 50_000
 TARGET_MS_PER_STEP = 1.0
 DEFAULT_BATCH_SIZE = inspect.signature(Recorder.__init__).parameters["batch_size"].default
@@ -385,8 +397,8 @@ def phases(log: list[tuple[str, float, float, float, int]], start: float,
     swap = next(e for e in log if e[0] == "swap_staged_task")
     statements = sum(e[2] - e[1] for e in log)
     per_query: dict[str, float] = {}
-    for name in WRITE_QUERIES:
-        mine = [e for e in log if e[0] == name]
+    for name, queries in WRITE_GROUPS.items():
+        mine = [e for e in log if e[0] in queries]
         per_query[f"{name}_rows"] = sum(e[4] for e in mine)
         per_query[f"{name}_s"] = sum(e[2] - e[1] for e in mine)
         per_query[f"{name}_server_s"] = sum(e[3] for e in mine) / 1000
@@ -414,16 +426,46 @@ def measure_ingest(store: TimedStore, case: Case, *, replace: bool) -> dict[str,
 
 
 def measure_encoding(store: FalkorDBStore, case: Case) -> float:
-    """Client CPU to encode every write batch's parameters (falkordb's params header)."""
-    graph = store._db.select_graph("unused")
-    key = staging_key(case.task_id)
-    batches = [rows for _, rows in node_statements(key, case)]
-    batches += list(batched([edge_row(key, e) for e in derive_edges(case)]))
+    """Client CPU to encode every write batch's parameters (the `CYPHER rows=…` header)."""
+    batches = [rows for _, rows in staged_statements(staging_key(case.task_id), case,
+                                                     derive_edges(case))]
     gc.collect()
     start = time.perf_counter()
     for rows in batches:
-        graph._build_params_header({"rows": rows})
+        params_header({"rows": rows})
     return time.perf_counter() - start
+
+
+def raw_statements(case: Case) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The rows ingest_case writes, as RAW_NODE / RAW_EDGE statements (built before timing)."""
+    registry = load_registry()
+    out = []
+    for name, rows in staged_statements("~raw", case, derive_edges(case)):
+        text = registry[name].text
+        if name.startswith("create_staged_edges_"):
+            label = name.removeprefix("create_staged_edges_").upper()
+            suff = " SET r.sufficient = row.sufficient" if label in SUFFICIENCY_EDGES else ""
+            out.append((RAW_EDGE.format(label=label, suff=suff), rows))
+        else:
+            labels = text.split("CREATE (n:")[1].split(" ")[0]
+            out.append((RAW_NODE.format(labels=labels), rows))
+    return out
+
+
+def measure_raw_create(store: TimedStore, statements: list[tuple[str, list[dict[str, Any]]]],
+                       elements: int) -> dict[str, float]:
+    """The engine's own rate for the same rows: every statement through the bare client."""
+    graph = store._graphs["graph"]._graph
+    store.ensure_schema()
+    gc.collect()
+    start = time.perf_counter()
+    for text, rows in statements:
+        graph.query(text, {"rows": rows})
+    total = time.perf_counter() - start
+    written = graph.ro_query("MATCH (n:Node) RETURN count(n)").result_set[0][0]
+    written += graph.ro_query("MATCH (:Node)-[r]->(:Node) RETURN count(r)").result_set[0][0]
+    assert written == elements, (written, elements)
+    return {"total_s": total, "el_per_s": elements / total}
 
 
 def bench_ingest(size: int, reps: int, connect: Callable[[str], TimedStore],
@@ -457,6 +499,13 @@ def bench_ingest(size: int, reps: int, connect: Callable[[str], TimedStore],
             if replace:
                 runs["replace"].append(measure_ingest(store, changed, replace=True))
             runs["encode"].append({"encode_s": measure_encoding(store, case)})
+            raw_store = connect(f"bench_ingest_raw_{size}_{rep}")
+            try:
+                runs["raw"].append(measure_raw_create(raw_store, raw_statements(case),
+                                                      nodes + edges))
+            finally:
+                raw_store.drop()
+                raw_store.close()
         finally:
             store.drop()
             store.close()
@@ -464,7 +513,8 @@ def bench_ingest(size: int, reps: int, connect: Callable[[str], TimedStore],
         c = runs["create"][-1]
         r = runs["replace"][-1] if replace else None
         say(f"  rep {rep + 1}/{reps}: prep {runs['prep'][-1]['prep_s']:.2f}s, create "
-            f"{c['total_s']:.2f}s (write {c['write_s']:.2f}s, swap {c['swap_s']:.3f}s)"
+            f"{c['total_s']:.2f}s (write {c['write_s']:.2f}s, swap {c['swap_s']:.3f}s), "
+            f"raw CREATE {runs['raw'][-1]['total_s']:.2f}s"
             + (f", replace {r['total_s']:.2f}s (swap {r['swap_s']:.3f}s)" if r else "")
             + (f", recorder {runs['recorder_on_graph'][-1]['ms_per_step']:.3f} ms/step"
                if stream is not None else ""))
@@ -789,13 +839,23 @@ def report(results: dict[str, Any]) -> str:
                 f"| {c['other_db_s']:.2f} | {100 * c['swap_s'] / c['total_s']:.1f}% / {share} |")
         out += ["", "Write statements of the create run, by kind (medians; client-observed rows/s, "
                 "server execution time in brackets):", "",
-                "| elements | " + " | ".join(WRITE_QUERIES) + " |",
-                "|---:|" + "---:|" * len(WRITE_QUERIES)]
+                "| elements | " + " | ".join(WRITE_GROUPS) + " |",
+                "|---:|" + "---:|" * len(WRITE_GROUPS)]
         for r in ing:
             c = r["median"]["create"]
             cells = [f"{c[q + '_rows']:,.0f} rows, {c[q + '_rows'] / c[q + '_s']:,.0f}/s "
-                     f"({c[q + '_server_s']:.2f} s of {c[q + '_s']:.2f} s)" for q in WRITE_QUERIES]
+                     f"({c[q + '_server_s']:.2f} s of {c[q + '_s']:.2f} s)" for q in WRITE_GROUPS]
             out.append(f"| {r['elements']:,} | " + " | ".join(cells) + " |")
+        out += ["", "The product against the raw engine, same rows, same run (raw: plain "
+                "`UNWIND … CREATE` statements through the bare client, rows built beforehand):",
+                "", "| elements | raw CREATE el/s | ingest_case e2e el/s | e2e ÷ raw "
+                "| write phase el/s | write ÷ raw |", "|---:|---:|---:|---:|---:|---:|"]
+        for r in ing:
+            m, el = r["median"], r["elements"]
+            raw, c = el / m["raw"]["total_s"], m["create"]
+            out.append(f"| {el:,} | {raw:,.0f} | {el / c['total_s']:,.0f} "
+                       f"| {el / c['total_s'] / raw:.2f} | {el / c['write_s']:,.0f} "
+                       f"| {el / c['write_s'] / raw:.2f} |")
     rec = results.get("recorder")
     if rec:
         out += ["", f"### Live recorder ({rec['steps']:,} steps, {rec['events']:,} events; "

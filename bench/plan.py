@@ -75,7 +75,7 @@ from provrepair.provenance.rows import edge_row, task_props
 from provrepair.provenance.store.base import BATCH_ROWS, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
-from provrepair.provenance.store.falkordb_reply import params_header
+from provrepair.provenance.store.falkordb_wire import params_header
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
 from provrepair.repair.bench.random_cases import random_case
@@ -528,7 +528,7 @@ def decompose(store: TimedStore, task_id: str, reps: int) -> dict[str, Any]:
     """Client CPU of one compute_plan, layer by layer: its statements are captured once, then
     replayed, each in two forms: (a) the bare Redis command, i.e. parameter header + socket
     + RESP parsing; (b) `store.run` = (a) + registry check + the reply decoded into row dicts
-    (provenance/store/falkordb_reply.py). CPU is `time.process_time()` of this process (min
+    (provenance/store/falkordb_wire.py). CPU is `time.process_time()` of this process (min
     of 3 round-robin calls per form and statement), insensitive to the machine's other load;
     planner Python = compute_plan's CPU minus the statements' CPU."""
     store.capture = []

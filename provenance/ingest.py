@@ -4,12 +4,15 @@ The unit of work for one case, under the task's write lock (provenance/lock.py: 
 of one task serialize; the second is refused), each statement idempotent, in this order:
   1. delete_task(staging key)          clear a staged copy left by an interrupted run
   2. merge_task(staging key)           the staged task record (complete = false)
-  3. merge_* batches (UNWIND $rows)    nodes, then edges, under the staging key
-  4. merge_evaluation (vault)          evaluation data keyed by task + content hash
-  5. swap_staged_task                  ONE statement: old version out, staged copy in
-  6. prune_evaluations (vault)         evaluation records of other versions
-A crash before 5 leaves the old version (or no task) exactly as it was, plus garbage the next
-run clears; a crash after 5 leaves the new version, whose evaluation was written in 4.
+  3. create_staged_* (UNWIND $rows)    nodes, then edges, under the staging key; CREATE, not
+                                       MERGE: the staging copy was cleared in 1, every row is new
+  4. count_staged_elements             the staged copy holds exactly the case (a batch re-sent
+                                       after a lost reply would have doubled rows: refused)
+  5. merge_evaluation (vault)          evaluation data keyed by task + content hash
+  6. swap_staged_task                  ONE statement: old version out, staged copy in
+  7. prune_evaluations (vault)         evaluation records of other versions
+A crash before 6 leaves the old version (or no task) exactly as it was, plus garbage the next
+run clears; a crash after 6 leaves the new version, whose evaluation was written in 5.
 Re-ingesting an identical case is a no-op: the content hash matches and nothing is written.
 """
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from provrepair.provenance.edges import Edge, derive_edges
-from provrepair.provenance.errors import InternalError, TaskConflict
+from provrepair.provenance.errors import InternalError, StoreUnavailable, TaskConflict
 from provrepair.provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
@@ -34,9 +37,11 @@ from provrepair.provenance.rows import (
     dumps,
     edge_row,
     group_node_rows,
-    input_row,
-    memory_row,
-    step_row,
+    input_row_json,
+    memory_row_json,
+    staged_edge_query,
+    staged_node_query,
+    step_row_json,
     task_props,
 )
 from provrepair.provenance.store.base import GraphStore, batched
@@ -51,17 +56,38 @@ class IngestResult:
     edges: int
 
 
-def content_hash(case: Case) -> str:
-    canonical = json.dumps(case.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+def content_hash(case: Case, dumped: dict[str, Any] | None = None) -> str:
+    """The case's identity: sha256 of its canonical JSON (`dumped`: the case's
+    `model_dump(mode="json")` when the caller already has it)."""
+    data = dumped if dumped is not None else case.model_dump(mode="json")
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
+def node_rows(key: str, dumped: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every node row of a dumped case under `key`, in case order."""
+    rows = [input_row_json(key, r, i) for i, r in enumerate(dumped["session"])]
+    rows += [memory_row_json(key, r, i) for i, r in enumerate(dumped["memory_store"])]
+    rows += [step_row_json(key, r, i) for i, r in enumerate(dumped["trace"])]
+    return rows
+
+
 def node_statements(key: str, case: Case) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """(query name, rows) batches for every node of the case under `key`."""
-    rows = [input_row(key, r, i) for i, r in enumerate(case.session)]
-    rows += [memory_row(key, r, i) for i, r in enumerate(case.memory_store)]
-    rows += [step_row(key, r, i) for i, r in enumerate(case.trace)]
-    for name, group in group_node_rows(rows).items():
+    """(query name, rows) batches for every node of the case under `key` (MERGE queries)."""
+    for name, group in group_node_rows(node_rows(key, case.model_dump(mode="json"))).items():
+        for batch in batched(group):
+            yield name, batch
+
+
+def staged_statements(key: str, case: Case, edges: list[Edge], dumped: dict[str, Any] | None = None
+                      ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(query name, rows) batches writing the case into a cleared staging copy under `key`:
+    every node, then every edge, grouped by their CREATE query."""
+    data = dumped if dumped is not None else case.model_dump(mode="json")
+    groups = group_node_rows(node_rows(key, data), staged_node_query)
+    for edge in edges:
+        groups.setdefault(staged_edge_query(edge.label), []).append(edge_row(key, edge))
+    for name, group in groups.items():
         for batch in batched(group):
             yield name, batch
 
@@ -123,18 +149,17 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
 
 def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: Progress) -> None:
     """Steps 1-6 of the module docstring; the caller holds the task lock."""
-    digest = content_hash(case)
+    dumped = case.model_dump(mode="json")  # one pydantic call: the hash and every row
+    digest = content_hash(case, dumped)
     live = task_key(case.task_id)
     staged = staging_key(case.task_id)
     store.run("delete_task", {"task_key": staged})
     store.run("merge_task", {"task_key": staged,
                              "props": task_props(case, digest, complete=False)})
-    for name, rows in node_statements(staged, case):
+    for name, rows in staged_statements(staged, case, edges, dumped):
         store.run(name, {"rows": rows})
         progress.advance(len(rows))
-    for rows in batched([edge_row(staged, e) for e in edges]):
-        store.run("merge_edges", {"rows": rows})
-        progress.advance(len(rows))
+    _check_staged(store, case, staged, _nodes(case), len(edges))
     keep = eval_key(case.task_id, digest)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
@@ -143,6 +168,17 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     if not swapped or swapped[0]["swapped"] != 1:
         raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
+
+
+def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges: int) -> None:
+    """Step 4: refuse to swap in a staged copy that is not exactly the case."""
+    found = store.run("count_staged_elements", {"staging_key": staged})[0]
+    got = (int(found["nodes"]), int(found["edges"] or 0))  # FalkorDB's sum() is a float
+    if got != (nodes, edges):
+        raise StoreUnavailable(
+            f"task {case.task_id!r}: the staged copy holds {got[0]} nodes and {got[1]} edges "
+            f"where the case has {nodes} and {edges} (a write batch was lost or sent twice "
+            "on a broken connection); nothing was swapped in, run the ingest again")
 
 
 def delete_task(store: GraphStore, task_id: str) -> int:

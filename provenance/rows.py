@@ -14,6 +14,7 @@ must give the number that was written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from provrepair.provenance.edges import Edge, NodeKind
@@ -35,28 +36,43 @@ def _node(key: str, node_id: str, task_id: str, kind: str, position: int, ts: in
 
 
 def input_row(key: str, record: UserInput, position: int) -> dict[str, Any]:
-    fields = record.model_dump(mode="json", exclude={"input_id", "task_id"})
-    return _node(key, record.input_id, record.task_id, NodeKind.USER_INPUT, position,
-                 record.timestamp, fields)
+    return input_row_json(key, record.model_dump(mode="json"), position)
 
 
 def memory_row(key: str, record: MemoryRecord, position: int) -> dict[str, Any]:
-    fields = record.model_dump(mode="json", exclude={"memory_id", "task_id", "fault_type"})
-    if record.trust_score is not None:
-        fields["trust_score_json"] = dumps(record.trust_score)
-    return _node(key, record.memory_id, record.task_id, NodeKind.MEMORY, position,
-                 record.created_at, fields)
+    return memory_row_json(key, record.model_dump(mode="json"), position)
 
 
 def step_row(key: str, record: ExecutionStep, position: int) -> dict[str, Any]:
-    fields = record.model_dump(mode="json", exclude={"step_id", "task_id", *JSON_FIELDS})
+    return step_row_json(key, record.model_dump(mode="json"), position)
+
+
+# The *_json forms take a record already dumped (`model_dump(mode="json")`): ingest dumps a
+# whole case in one call, for its content hash and its rows (one pydantic call per record
+# cost as much as the rest of row building, BENCHMARKS.md "Ingest").
+
+def input_row_json(key: str, data: dict[str, Any], position: int) -> dict[str, Any]:
+    fields = {k: v for k, v in data.items() if k not in ("input_id", "task_id")}
+    return _node(key, data["input_id"], data["task_id"], NodeKind.USER_INPUT, position,
+                 data["timestamp"], fields)
+
+
+def memory_row_json(key: str, data: dict[str, Any], position: int) -> dict[str, Any]:
+    fields = {k: v for k, v in data.items() if k not in ("memory_id", "task_id", "fault_type")}
+    if data.get("trust_score") is not None:
+        fields["trust_score_json"] = dumps(data["trust_score"])
+    return _node(key, data["memory_id"], data["task_id"], NodeKind.MEMORY, position,
+                 data["created_at"], fields)
+
+
+def step_row_json(key: str, data: dict[str, Any], position: int) -> dict[str, Any]:
+    fields = {k: v for k, v in data.items()
+              if k not in ("step_id", "task_id") and k not in JSON_FIELDS}
     for name in JSON_FIELDS:
-        value = getattr(record, name)
-        if value is not None:
-            dumped = [f.model_dump(mode="json") for f in value] if name == "facts" else value
-            fields[f"{name}_json"] = dumps(dumped)
-    return _node(key, record.step_id, record.task_id, NodeKind.STEP, position,
-                 record.timestamp, fields)
+        if data.get(name) is not None:
+            fields[f"{name}_json"] = dumps(data[name])
+    return _node(key, data["step_id"], data["task_id"], NodeKind.STEP, position,
+                 data["timestamp"], fields)
 
 
 def node_query(props: dict[str, Any]) -> str:
@@ -67,11 +83,23 @@ def node_query(props: dict[str, Any]) -> str:
     return "merge_memories" if props["kind"] == NodeKind.MEMORY else "merge_user_inputs"
 
 
-def group_node_rows(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def staged_node_query(props: dict[str, Any]) -> str:
+    """The CREATE query of a node row written into a staging copy (every row is new there:
+    cypher/ingest/create_staged_memories.cypher)."""
+    return "create_staged_" + node_query(props).removeprefix("merge_")
+
+
+def staged_edge_query(label: str) -> str:
+    """The CREATE query of an edge row of a staging copy: one per relationship type."""
+    return f"create_staged_edges_{label.lower()}"
+
+
+def group_node_rows(rows: list[dict[str, Any]], query: Callable[[dict[str, Any]], str] = node_query
+                    ) -> dict[str, list[dict[str, Any]]]:
     """Node rows grouped by their write query, each group in the given order."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(node_query(row["props"]), []).append(row)
+        groups.setdefault(query(row["props"]), []).append(row)
     return groups
 
 

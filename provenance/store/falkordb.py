@@ -17,7 +17,7 @@ from falkordb import FalkorDB
 
 from provrepair.provenance.errors import ProvrepairError, map_driver_error
 from provrepair.provenance.store.base import GraphStore, Row
-from provrepair.provenance.store.falkordb_reply import check_reply, params_header, rows
+from provrepair.provenance.store.falkordb_wire import check_reply, params_header, rows
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
 GRAPH = "provrepair"
@@ -40,7 +40,7 @@ class FalkorDBStore(GraphStore):
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
         graph = self._graphs[query.target]
         # The same command the client's query()/ro_query() sends; the reply is decoded by
-        # falkordb_reply (the client's per-value parse was most of a plan's client time).
+        # falkordb_wire (the client's per-value parse was most of a plan's client time).
         command = "GRAPH.RO_QUERY" if query.mode == "read" else "GRAPH.QUERY"
         try:
             reply = graph.execute_command(command, graph.name,

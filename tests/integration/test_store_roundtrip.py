@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from provrepair.provenance.edges import derive_edges
-from provrepair.provenance.errors import TaskConflict, TaskNotFound
-from provrepair.provenance.ingest import ingest_case, list_tasks
+from provrepair.provenance.errors import StoreError, StoreUnavailable, TaskConflict, TaskNotFound
+from provrepair.provenance.ingest import ingest_case, list_tasks, staged_statements
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
@@ -146,3 +148,32 @@ def test_floats_round_trip_exactly(store: GraphStore) -> None:
     back = read_case(store, case.task_id)
     assert [m.trust_score for m in back.memory_store[:4]] == scores
     assert back.world["x"] == 0.30000000000000004
+
+
+@pytest.mark.parametrize("kind", ["node", "edge"])
+def test_a_batch_sent_twice_is_refused_before_the_swap(store: GraphStore, kind: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Staged writes are CREATEs: a batch the client re-sends after a lost reply (redis-py
+    retries on connection errors) must not reach the live task. The batch really runs twice
+    on the real engine; the count check (Neo4j: also the uid constraint) refuses the copy."""
+    case = example_case()
+    ingest_case(store, case)
+    before = graph_snapshot(store, case.task_id)
+    raw = example_raw()
+    raw["trace"][0]["content"] = "a different first step"
+    changed = parse_case(raw)
+    names = [name for name, _ in staged_statements("~probe", changed, derive_edges(changed))]
+    resent = next(n for n in names if n.startswith("create_staged_edges_") == (kind == "edge"))
+    run = store.run
+
+    def sent_twice(name: str, params: Any = None) -> Any:
+        rows = run(name, params)
+        return run(name, params) if name == resent else rows
+
+    monkeypatch.setattr(store, "run", sent_twice)
+    with pytest.raises((StoreUnavailable, StoreError)):
+        ingest_case(store, changed, replace=True)
+    monkeypatch.undo()
+    assert graph_snapshot(store, case.task_id) == before
+    assert ingest_case(store, changed, replace=True).status == "replaced"  # a re-run completes
+    assert canonical(read_case(store, case.task_id)) == canonical(changed)

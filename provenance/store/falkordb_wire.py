@@ -1,4 +1,4 @@
-"""FalkorDB's compact reply → plain rows, without a Python call per value.
+"""What crosses the wire to FalkorDB: the parameter header out, the compact reply back.
 
 The `falkordb` client turns every value of a reply into Python through a generic
 `parse_scalar` dispatch (about 2 µs a value); a plan moves tens of thousands of values, so
@@ -9,8 +9,13 @@ integers are taken as the connection already decoded them. A reply holding anyth
 (a node, an edge, a path...) is handed to the client's own `QueryResult`, so nothing is
 decoded differently from the client.
 
-The parameter header is built the way the client builds it (`falkordb.helpers`
-`stringify_param_value`: strings double-quoted, `\\` and `"` escaped; see falkordb.py).
+The parameter header says what the client's `stringify_param_value` says (strings
+double-quoted with `\\` and `"` escaped, the only escapes the server reads; map keys in
+backticks; see falkordb.py), dispatching on the exact type instead of a chain of
+isinstance checks: an ingest batch is thousands of maps, and the client's encoder cost more
+than the server's execution of the batch (BENCHMARKS.md, "Ingest"). Values of any other
+type, and map keys the client refuses, go through the client's own function.
+tests/unit/test_falkordb_wire.py checks that both give the same text.
 """
 
 from __future__ import annotations
@@ -36,7 +41,40 @@ def params_header(params: Mapping[str, Any]) -> str:
     """`CYPHER k=v ... ` (empty without parameters); keys are the query file's `$names`."""
     if not params:
         return ""
-    return "CYPHER " + " ".join(f"{k}={stringify_param_value(v)}" for k, v in params.items()) + " "
+    return "CYPHER " + " ".join(f"{k}={param_text(v)}" for k, v in params.items()) + " "
+
+
+def param_text(value: Any) -> str:
+    """One parameter value as Cypher literal text (what `stringify_param_value` returns)."""
+    kind = type(value)
+    if kind is str:
+        if "\\" in value or '"' in value:
+            value = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{value}"'
+    if kind is dict:
+        if not _ACCEPTED_KEYS.issuperset(value):
+            _accept_keys(value)
+        return "{" + ",".join([f"`{k}`:{param_text(v)}" for k, v in value.items()]) + "}"
+    if kind is list or kind is tuple:
+        return "[" + ",".join([param_text(v) for v in value]) + "]"
+    if value is None:
+        return "null"
+    if kind is int or kind is bool or kind is float:
+        return str(value)
+    return str(stringify_param_value(value))
+
+
+_ACCEPTED_KEYS: set[str] = set()  # map keys seen and accepted (property names: a few dozen)
+
+
+def _accept_keys(value: dict[Any, Any]) -> None:
+    """Map keys go in backticks: the client refuses an empty key or one with a backtick
+    (the server reads no escape there), and so do we, with its own error."""
+    for key in value:
+        if type(key) is not str or not key or "`" in key:
+            stringify_param_value({key: None})  # raises ValueError
+            raise ValueError(f"map key {key!r} cannot be sent")
+        _ACCEPTED_KEYS.add(key)
 
 
 def check_reply(reply: Any) -> None:
