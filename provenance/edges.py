@@ -8,7 +8,7 @@ Edges point from prerequisite to dependent, one relationship per label, deduplic
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
 from provrepair.provenance.vocab import INVALIDATION_EDGE, EdgeLabel
@@ -20,8 +20,11 @@ class NodeKind:
     STEP = "step"
 
 
-@dataclass(frozen=True, order=True)
-class Edge:
+class Edge(NamedTuple):
+    """One derived edge; immutable, ordered and hashable. A NamedTuple, not a frozen
+    dataclass: a case file of 1M elements derives ~700k of them, and a frozen dataclass's
+    constructor cost twice as much (BENCHMARKS.md, "Ingest")."""
+
     label: EdgeLabel
     src: str
     dst: str
@@ -84,7 +87,7 @@ def dedupe(edges: Iterable[Edge]) -> list[Edge]:
     """One edge per (label, src, dst); a sufficient mark on any duplicate wins."""
     merged: dict[tuple[EdgeLabel, str, str], Edge] = {}
     for edge in edges:
-        key = (edge.label, edge.src, edge.dst)
+        key = edge[:3]  # (label, src, dst)
         old = merged.get(key)
         if old is None or (edge.sufficient and not old.sufficient):
             merged[key] = edge
