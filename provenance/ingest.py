@@ -35,7 +35,6 @@ from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import (
     dumps,
-    edge_row,
     group_node_rows,
     input_row_json,
     memory_row_json,
@@ -46,6 +45,7 @@ from provrepair.provenance.rows import (
 )
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.testhooks import checkpoint
+from provrepair.provenance.vocab import SUFFICIENCY_EDGES
 
 
 @dataclass(frozen=True)
@@ -84,9 +84,16 @@ def staged_statements(key: str, case: Case, edges: list[Edge], dumped: dict[str,
     """(query name, rows) batches writing the case into a cleared staging copy under `key`:
     every node, then every edge, grouped by their CREATE query."""
     data = dumped if dumped is not None else case.model_dump(mode="json")
-    groups = group_node_rows(node_rows(key, data), staged_node_query)
+    nodes = node_rows(key, data)
+    groups = group_node_rows(nodes, staged_node_query)
+    uid_of = {row["props"]["id"]: row["uid"] for row in nodes}  # each id encoded once
     for edge in edges:
-        groups.setdefault(staged_edge_query(edge.label), []).append(edge_row(key, edge))
+        # Only what the CREATE reads: the type is in the query text, `sufficient` only on
+        # the types that carry it (SUFFICIENCY_EDGES).
+        row = {"src": uid_of[edge.src], "dst": uid_of[edge.dst]}
+        if edge.label in SUFFICIENCY_EDGES:
+            row["sufficient"] = edge.sufficient
+        groups.setdefault(staged_edge_query(edge.label), []).append(row)
     for name, group in groups.items():
         for batch in batched(group):
             yield name, batch
