@@ -66,7 +66,7 @@ def write_csvs(case: Case, folder: Path) -> list[str]:
             out = csv.writer(handle)
             if name.startswith("create_staged_edges_"):
                 out.writerow(["src", "dst", "sufficient"])
-                out.writerows([r["src"], r["dst"], csv_value(r["sufficient"])] for r in rows)
+                out.writerows([r["src"], r["dst"], csv_value(r.get("sufficient"))] for r in rows)
                 args += ["-R", name.removeprefix("create_staged_edges_").upper(), str(path)]
             else:
                 keys = sorted({k for r in rows for k in r["props"]})

@@ -69,7 +69,7 @@ from typing import Any
 from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.provenance.edges import derive_edges
-from provrepair.provenance.ingest import ingest_case, node_statements, staged_statements
+from provrepair.provenance.ingest import gc_paused, ingest_case, node_statements, staged_statements
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.models import FORMAT, Case, ToolSpec
 from provrepair.provenance.recorder import Recorder
@@ -371,7 +371,13 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def measure_prep(text: str) -> tuple[Case, dict[str, float]]:
-    """Reading a case file, in the steps `parse_case` takes, plus edge derivation."""
+    """Reading a case file, in the steps `parse_case` takes, plus edge derivation, with the
+    cyclic GC paused as `provrepair ingest` pauses it."""
+    with gc_paused():
+        return _measure_prep(text)
+
+
+def _measure_prep(text: str) -> tuple[Case, dict[str, float]]:
     data, t_json = timed(lambda: json.loads(text))
     _, t_text = timed(lambda: check_storable_text(data, data["task_id"]))
     case, t_models = timed(lambda: Case.model_validate(data))
@@ -459,10 +465,11 @@ def measure_raw_create(store: FalkorDBStore, statements: list[tuple[str, list[di
     graph = getattr(graph, "_graph", graph)  # past TimedStore's probe: the bare client
     store.ensure_schema()
     gc.collect()
-    start = time.perf_counter()
-    for text, rows in statements:
-        graph.query(text, {"rows": rows})
-    total = time.perf_counter() - start
+    with gc_paused():  # as the product's ingest runs
+        start = time.perf_counter()
+        for text, rows in statements:
+            graph.query(text, {"rows": rows})
+        total = time.perf_counter() - start
     written = graph.ro_query("MATCH (n:Node) RETURN count(n)").result_set[0][0]
     written += graph.ro_query("MATCH (:Node)-[r]->(:Node) RETURN count(r)").result_set[0][0]
     assert written == elements, (written, elements)

@@ -150,7 +150,8 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
         state = _stored_state(store, case, replace)  # again: another writer may have won
         if state == "unchanged":
             return IngestResult(case.task_id, "unchanged", *sizes)
-        _write_version(store, case, edges, progress)
+        with gc_paused():  # rows for every element: the cyclic GC only slows this down
+            _write_version(store, case, edges, progress)
     return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
 
 
