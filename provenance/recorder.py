@@ -42,9 +42,9 @@ from provrepair.provenance.parsing import parse_event
 from provrepair.provenance.rows import (
     dumps,
     edge_row,
-    group_node_rows,
     input_row,
     memory_row,
+    node_query,
     record_from_props,
     step_row,
 )
@@ -123,8 +123,10 @@ class Recorder:
             self.store.run("merge_task", {"task_key": self.key, "props": self.task})
             self.task_dirty = False
         pending = [row for rows in self.rows.values() for row in rows.values()]
-        for query, rows in group_node_rows(pending).items():
-            self.store.run(query, {"rows": rows})
+        if pending:  # one statement for every kind (cypher/ingest/merge_nodes.cypher)
+            self.store.run("merge_nodes", {"rows": [
+                {**row, "type": node_query(row["props"]).removeprefix("merge_")}
+                for row in pending]})
         self.rows.clear()
         if self.edges:
             edge_rows = [edge_row(self.key, e) for e in dedupe(self.edges)]

@@ -137,8 +137,7 @@ class FailingWrites:
 
 @pytest.mark.parametrize(("query", "succeed"), [
     ("merge_edges", 0), ("merge_edges", 1), ("merge_edges", 2),  # nodes stored, edges not
-    ("merge_step_claim", 0), ("merge_step_memory_read", 0),      # half of a batch's nodes
-    ("merge_memories", 1)])
+    ("merge_nodes", 0), ("merge_nodes", 1), ("merge_nodes", 3)])  # a flush's nodes not stored
 def test_a_crash_inside_a_flush_loses_nothing_on_resume(store: GraphStore, query: str,
                                                        succeed: int) -> None:
     case = case_without_evaluation()
