@@ -80,8 +80,11 @@ def check_support(view: GraphView, candidates: list[Node], faults: set[str],
     result = Support()
     # Pred_sup: the sufficient SUPPORT, CITE, DERIVE or SUPERSEDE edges into v (only those
     # can preserve), and every DERIVE edge (a memory is checkable only if it has one at all).
-    inputs = _group(view.support_inputs(candidates, SUPPORT_LABELS, {EdgeLabel.DERIVE}))
-    for v in candidates:
+    # Only candidates that can be checkable need their inputs: reads, tool actions and
+    # observations never are (they inherit), nor are retired memories.
+    checkable = [v for v in candidates if is_checkable(v, has_derive_input=True)]
+    inputs = _group(view.support_inputs(checkable, SUPPORT_LABELS, {EdgeLabel.DERIVE}))
+    for v in checkable:
         if not is_checkable(v, any(label == "DERIVE" for _, label, _, _ in inputs[v.uid])):
             continue
         result.checked.add(v.uid)
