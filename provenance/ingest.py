@@ -1,7 +1,8 @@
 """Write whole cases to the store: staged, then swapped in by one atomic statement.
 
 The unit of work for one case, under the task's write lock (provenance/lock.py: two writers
-of one task serialize; the second is refused), each statement idempotent, in this order:
+of one task serialize; the second is refused), in this order; every statement is idempotent
+except the CREATE batches of 3, which write only into the staging copy that 1 cleared:
   1. delete_task(staging key)          clear a staged copy left by an interrupted run
   2. merge_task(staging key)           the staged task record (complete = false)
   3. create_staged_* (UNWIND $rows)    nodes, then edges, under the staging key; CREATE, not
@@ -156,7 +157,7 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
 
 
 def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: Progress) -> None:
-    """Steps 1-6 of the module docstring; the caller holds the task lock."""
+    """Steps 1-7 of the module docstring; the caller holds the task lock."""
     dumped = case.model_dump(mode="json")  # one pydantic call: the hash and every row
     digest = content_hash(case, dumped)
     live = task_key(case.task_id)
@@ -181,7 +182,7 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
 def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges: int) -> None:
     """Step 4: refuse to swap in a staged copy that is not exactly the case."""
     found = store.run("count_staged_elements", {"staging_key": staged})[0]
-    got = (int(found["nodes"]), int(found["edges"] or 0))  # FalkorDB's sum() is a float
+    got = (int(found["nodes"]), int(found["edges"]))
     if got != (nodes, edges):
         raise StoreUnavailable(
             f"task {case.task_id!r}: the staged copy holds {got[0]} nodes and {got[1]} edges "
