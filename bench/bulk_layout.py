@@ -39,7 +39,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ingest import make_case, measure_raw_create, raw_statements  # bench/
+from ingest import make_case, measure_raw_create, raw_statements, staged_labels  # bench/
 
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import ingest_case, staged_statements
@@ -67,27 +67,20 @@ def write_csvs(case: Case, folder: Path) -> list[str]:
             if name.startswith("create_staged_edges_"):
                 out.writerow(["src", "dst", "sufficient"])
                 out.writerows([r["src"], r["dst"], csv_value(r.get("sufficient"))] for r in rows)
-                args += ["-R", name.removeprefix("create_staged_edges_").upper(), str(path)]
+                args += ["-R", staged_labels(name), str(path)]
             else:
                 keys = sorted({k for r in rows for k in r["props"]})
                 out.writerow(["uid", *keys])
                 out.writerows([r["uid"], *(csv_value(r["props"].get(k)) for k in keys)]
                               for r in rows)
-                args += ["-N", LABELS[name], str(path)]
+                args += ["-N", staged_labels(name), str(path)]
     return args
-
-
-LABELS = {"create_staged_user_inputs": "Node:UserInput", "create_staged_memories": "Node:Memory"}
 
 
 def _grouped(case: Case) -> dict[str, list[dict[str, Any]]]:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for name, rows in staged_statements("~bulk", case, derive_edges(case)):
         groups[name] += rows
-        if name.startswith("create_staged_step_"):
-            step_type = name.removeprefix("create_staged_step_")
-            label = "".join(part.title() for part in step_type.split("_"))
-            LABELS[name] = f"Node:Step:{label}"
     return groups
 
 

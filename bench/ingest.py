@@ -448,19 +448,24 @@ def measure_encoding(store: FalkorDBStore, case: Case) -> float:
     return time.perf_counter() - start
 
 
+def staged_labels(name: str) -> str:
+    """The labels (`Node:Step:Claim`) or relationship type (`CITE`) a create_staged_* query
+    writes, read from its Cypher text."""
+    if name.startswith("create_staged_edges_"):
+        return name.removeprefix("create_staged_edges_").upper()
+    return load_registry()[name].text.split("CREATE (n:")[1].split(" ")[0]
+
+
 def raw_statements(case: Case) -> list[tuple[str, list[dict[str, Any]]]]:
     """The rows ingest_case writes, as RAW_NODE / RAW_EDGE statements (built before timing)."""
-    registry = load_registry()
     out = []
     for name, rows in staged_statements("~raw", case, derive_edges(case)):
-        text = registry[name].text
         if name.startswith("create_staged_edges_"):
-            label = name.removeprefix("create_staged_edges_").upper()
+            label = staged_labels(name)
             suff = " SET r.sufficient = row.sufficient" if label in SUFFICIENCY_EDGES else ""
             out.append((RAW_EDGE.format(label=label, suff=suff), rows))
         else:
-            labels = text.split("CREATE (n:")[1].split(" ")[0]
-            out.append((RAW_NODE.format(labels=labels), rows))
+            out.append((RAW_NODE.format(labels=staged_labels(name)), rows))
     return out
 
 

@@ -44,7 +44,7 @@ from provrepair.provenance.rows import (
     edge_row,
     input_row,
     memory_row,
-    node_query,
+    node_type,
     record_from_props,
     step_row,
 )
@@ -125,7 +125,7 @@ class Recorder:
         pending = [row for rows in self.rows.values() for row in rows.values()]
         if pending:  # one statement for every kind (cypher/ingest/merge_nodes.cypher)
             self.store.run("merge_nodes", {"rows": [
-                {**row, "type": node_query(row["props"]).removeprefix("merge_")}
+                {**row, "type": node_type(row["props"])}
                 for row in pending]})
         self.rows.clear()
         if self.edges:

@@ -75,18 +75,24 @@ def step_row_json(key: str, data: dict[str, Any], position: int) -> dict[str, An
                  data["timestamp"], fields)
 
 
-def node_query(props: dict[str, Any]) -> str:
-    """The write query for a node row: one per kind, and one per step type (labels cannot be
-    parameters, and must sit in the MERGE pattern; see cypher/ingest/merge_step_claim.cypher)."""
+def node_type(props: dict[str, Any]) -> str:
+    """A node row's label set, as the write queries name it: step_<type>, memories or
+    user_inputs (labels cannot be parameters, so each has its own query text)."""
     if props["kind"] == NodeKind.STEP:
-        return f"merge_step_{props['step_type']}"
-    return "merge_memories" if props["kind"] == NodeKind.MEMORY else "merge_user_inputs"
+        return f"step_{props['step_type']}"
+    return "memories" if props["kind"] == NodeKind.MEMORY else "user_inputs"
+
+
+def node_query(props: dict[str, Any]) -> str:
+    """The MERGE query for a node row (labels in the pattern; see
+    cypher/ingest/merge_step_claim.cypher)."""
+    return "merge_" + node_type(props)
 
 
 def staged_node_query(props: dict[str, Any]) -> str:
     """The CREATE query of a node row written into a staging copy (every row is new there:
     cypher/ingest/create_staged_memories.cypher)."""
-    return "create_staged_" + node_query(props).removeprefix("merge_")
+    return "create_staged_" + node_type(props)
 
 
 def staged_edge_query(label: str) -> str:

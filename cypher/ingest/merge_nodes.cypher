@@ -2,8 +2,8 @@
 // mode: write
 // params: rows
 // Nodes of any kind in one statement, for the live recorder's small flushes; rows:
-// [{uid, type, props}] where type names the per-kind query (step_claim, memories,
-// user_inputs, ...: rows.py node_query without its merge_ prefix), idempotent on uid. The
+// [{uid, type, props}] where type names the label set (step_claim, memories, user_inputs,
+// ...: rows.py node_type), idempotent on uid. The
 // labels sit in each MERGE pattern, as in merge_step_claim.cypher; one statement instead of
 // one per kind, because a flush of 64 events touched up to a dozen kinds and each statement
 // is a round trip (BENCHMARKS.md, "Live recorder").
