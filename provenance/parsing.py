@@ -142,16 +142,19 @@ def _gather(node: Any, depth: int, texts: list[str]) -> None:
     elif kind is dict or kind is list:
         if node and depth >= MAX_DEPTH:
             raise _LookCloser
-        items = node.items() if kind is dict else enumerate(node)
-        for key, value in items:
+        for key, value in (node.items() if kind is dict else enumerate(node)):
             if kind is dict:
                 if type(key) is not str:
                     raise _LookCloser
                 texts.append(key)
-            if type(value) is str:
+            inner = type(value)
+            if inner is str:
                 texts.append(value)
-            elif type(value) not in JSON_SCALARS:
-                _gather(value, depth + 1, texts)
+            elif inner is dict or inner is list:
+                if value:  # an empty container holds no text: no call for it
+                    _gather(value, depth + 1, texts)
+            elif inner not in JSON_SCALARS:
+                raise _LookCloser
     elif kind not in JSON_SCALARS:
         raise _LookCloser
 

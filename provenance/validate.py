@@ -15,11 +15,12 @@ Choices where the spec is silent (kept here so users and tests see one place):
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from provrepair.provenance.bulk_validate import plainly_valid, unordered_steps
 from provrepair.provenance.edges import NodeKind
 from provrepair.provenance.errors import MAX_REPORTED_ERRORS, CaseError
 from provrepair.provenance.models import FORMAT, Case, ExecutionStep, MemoryRecord, UserInput
@@ -200,22 +201,9 @@ class CaseValidator:
 
     def _check_acyclic(self) -> None:
         """Kahn's algorithm over all CHAIN edges (the batch path checks cycles once)."""
-        indegree: dict[str, int] = defaultdict(int)
-        for src, dsts in self.chain_out.items():
-            indegree.setdefault(src, 0)
-            for dst in dsts:
-                indegree[dst] += 1
-        ready = deque(n for n, d in indegree.items() if d == 0)
-        done = 0
-        while ready:
-            node = ready.popleft()
-            done += 1
-            for dst in self.chain_out.get(node, ()):
-                indegree[dst] -= 1
-                if indegree[dst] == 0:
-                    ready.append(dst)
-        if done < len(indegree):
-            cycle = self._find_cycle({n for n, d in indegree.items() if d > 0})
+        remaining = unordered_steps(self.chain_out)
+        if remaining:
+            cycle = self._find_cycle(remaining)
             raise self.error("trace.prev_step_ids/next_step_ids", cycle[0],
                              f"CHAIN cycle {' -> '.join(map(repr, [*cycle, cycle[0]]))}")
 
@@ -240,7 +228,17 @@ class CaseValidator:
 
 def validate_case(case: Case) -> Case:
     """Run every cross-record rule on a parsed case; returns it unchanged when valid, else
-    raises one CaseError carrying the errors of every record (up to MAX_REPORTED_ERRORS)."""
+    raises one CaseError carrying the errors of every record (up to MAX_REPORTED_ERRORS).
+    A valid case is recognised by set operations (bulk_validate.py); only a case that fails
+    them is walked record by record, which locates every error."""
+    if plainly_valid(case):
+        return case
+    return locate_case_errors(case)
+
+
+def locate_case_errors(case: Case) -> Case:
+    """The record-by-record check of validate_case: raises the located CaseError (returns
+    the case if, after all, nothing is wrong)."""
     validator = CaseValidator(case.task_id, check_cycles_per_step=False)
     errors: list[CaseError] = []
     for i, user_input in enumerate(case.session):
