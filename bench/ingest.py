@@ -63,12 +63,12 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from probes import GraphProbe  # bench/ (the script's own folder, first on sys.path)
+from probes import GraphProbe, server_ms  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import gc_paused, ingest_case, node_statements, staged_statements
@@ -340,6 +340,24 @@ class TimedStore(FalkorDBStore):
         rows_in = len((params or {}).get("rows", ()))
         self.log.append((name, start, time.perf_counter(), self.last_server_ms, rows_in))
         return rows
+
+    def run_each(self, statements: Iterable[tuple[str, Mapping[str, Any]]],
+                 done: Callable[[Mapping[str, Any]], None] | None = None) -> None:
+        self._mark = time.perf_counter()
+        super().run_each(statements, done)
+
+    def _finish(self, conn: Any, query: Query, params: Mapping[str, Any],
+                done: Callable[[Mapping[str, Any]], None] | None) -> None:
+        """One logged statement per reply of run_each (the product's write batches): from
+        the previous reply to this one, so the entries tile the write phase (encoding the
+        next batch overlaps the server's work and is not a separate entry)."""
+        reply = self._read_reply(conn, query)
+        now = time.perf_counter()
+        self.log.append((query.name, self._mark, now, server_ms(reply),
+                         len(params.get("rows", ()))))
+        self._mark = now
+        if done is not None:
+            done(params)
 
     def drop(self) -> None:
         for graph in self._graphs.values():

@@ -165,9 +165,10 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     store.run("delete_task", {"task_key": staged})
     store.run("merge_task", {"task_key": staged,
                              "props": task_props(case, digest, complete=False)})
-    for name, rows in staged_statements(staged, case, edges, dumped):
-        store.run(name, {"rows": rows})
-        progress.advance(len(rows))
+    # Lazily built: the store can encode a batch while the server writes the one before.
+    store.run_each(((name, {"rows": rows})
+                    for name, rows in staged_statements(staged, case, edges, dumped)),
+                   lambda params: progress.advance(len(params["rows"])))
     _check_staged(store, case, staged, _nodes(case), len(edges))
     keep = eval_key(case.task_id, digest)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,

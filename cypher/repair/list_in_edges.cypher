@@ -6,7 +6,7 @@
 // list_out_edges.cypher for the untyped pattern and $labels). Edges from nodes written by
 // repair runs, and a repair run's marks (other types), are not returned.
 UNWIND $uids AS u
-MATCH (w:Node)-[r]->(v:Node {uid: u})
+MATCH (w)-[r]->(v:Node {uid: u})
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
 RETURN u AS anchor, collect(type(r)) AS labels,

@@ -8,7 +8,7 @@
 // anything, and most inputs are insufficient: filtering them here keeps them off the wire
 // (--explain fetches a node's whole input list when it names what was rejected).
 UNWIND $uids AS u
-MATCH (w:Node)-[r]->(v:Node {uid: u})
+MATCH (w)-[r]->(v:Node {uid: u})
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
   AND (r.sufficient = true OR type(r) IN $any_sufficiency)

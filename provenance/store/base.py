@@ -2,6 +2,7 @@
 
     store.run(name, params)   → list of plain dict rows (one statement, atomic)
     store.write(statements)   → an ordered unit of write statements
+    store.run_each(statements, done) → write statements in order, each atomic on its own
 
 `write` is one transaction on Neo4j. On FalkorDB, which has no multi-statement
 transactions, each statement is atomic on its own and they run in order: callers therefore
@@ -13,7 +14,7 @@ parameters; query texts come only from the cypher/ registry.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from provrepair.provenance.errors import InternalError
@@ -51,6 +52,16 @@ class GraphStore(ABC):
         """Run write statements in order (see the module docstring for atomicity)."""
         for name, params in statements:
             self.run(name, params)
+
+    def run_each(self, statements: Iterable[Statement],
+                 done: Callable[[Mapping[str, Any]], None] | None = None) -> None:
+        """Run write statements in order, each atomic on its own, their rows dropped (bulk
+        writes: ingest batches); `done(params)` after each. `statements` may be lazy: an
+        adapter can build the next while the server runs the current one."""
+        for name, params in statements:
+            self.run(name, params)
+            if done is not None:
+                done(params)
 
     def _checked(self, name: str, params: Mapping[str, Any]) -> Query:
         query = self.registry[name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from provrepair.provenance.errors import StoreError, StoreUnavailable, TaskConfl
 from provrepair.provenance.ingest import ingest_case, list_tasks, staged_statements
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import read_case
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, Statement
 from provrepair.provenance.validate import parse_case
 from tests.helpers import canonical, example_case, example_raw, retask
 
@@ -164,13 +165,17 @@ def test_a_batch_sent_twice_is_refused_before_the_swap(store: GraphStore, kind: 
     changed = parse_case(raw)
     names = [name for name, _ in staged_statements("~probe", changed, derive_edges(changed))]
     resent = next(n for n in names if n.startswith("create_staged_edges_") == (kind == "edge"))
-    run = store.run
+    run_each = store.run_each  # ingest sends its write batches through run_each
 
-    def sent_twice(name: str, params: Any = None) -> Any:
-        rows = run(name, params)
-        return run(name, params) if name == resent else rows
+    def sent_twice(statements: Iterable[Statement], done: Any = None) -> None:
+        def doubled() -> Iterator[Statement]:
+            for name, params in statements:
+                yield name, params
+                if name == resent:
+                    yield name, params
+        run_each(doubled(), done)
 
-    monkeypatch.setattr(store, "run", sent_twice)
+    monkeypatch.setattr(store, "run_each", sent_twice)
     with pytest.raises((StoreUnavailable, StoreError)):
         ingest_case(store, changed, replace=True)
     monkeypatch.undo()
