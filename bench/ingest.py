@@ -11,7 +11,8 @@ FalkorDB server, started here and stopped at the end; each repetition uses fresh
 
 Batched ingest, per size N (N = nodes + edges as `provenance.edges.derive_edges` counts them;
 one synthetic task per size, see `CaseGenerator`):
-  prep     Python side of reading a case file: json.loads + `parse_case` (storable-text check,
+  prep     Python side of reading a case file: the case-file reader's strict JSON parse
+           (loaders/strict_json.py: refuses NaN and duplicate keys) + `parse_case` (storable-text check,
            pydantic models, `validate_case`) + `derive_edges`, each timed on its own.
   create   `ingest_case` of the case into an empty graph, end to end, with every statement timed
            (a subclass of FalkorDBStore times `run`; the server's own execution time is read
@@ -70,6 +71,7 @@ from typing import Any
 
 from probes import GraphProbe, server_ms  # bench/ (the script's own folder, first on sys.path)
 
+from provrepair.loaders import strict_json
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import gc_paused, ingest_case, node_statements, staged_statements
 from provrepair.provenance.keys import staging_key, task_key
@@ -398,14 +400,14 @@ def measure_prep(text: str) -> tuple[Case, dict[str, float]]:
 
 
 def _measure_prep(text: str) -> tuple[Case, dict[str, float]]:
-    data, t_json = timed(lambda: json.loads(text))
+    data, t_json = timed(lambda: strict_json.loads(text))
     _, t_text = timed(lambda: check_storable_text(data, data["task_id"]))
     case, t_models = timed(lambda: Case.model_validate(data))
     _, t_validate = timed(lambda: validate_case(case))
     edges, t_derive = timed(lambda: derive_edges(case))
     data = None  # free the raw dicts before the next measurement
     # The product entry point, end to end, as a check that the pieces add up.
-    parsed, t_parse_case = timed(lambda: parse_case(json.loads(text)))
+    parsed, t_parse_case = timed(lambda: parse_case(strict_json.loads(text)))
     assert parsed == case and len(edges) > 0
     return case, {"json_s": t_json, "storable_text_s": t_text, "models_s": t_models,
                   "validate_s": t_validate, "derive_edges_s": t_derive,
@@ -859,7 +861,7 @@ def report(results: dict[str, Any]) -> str:
                 f"| {c['total_s']:.2f} s | {el / c['total_s']:,.0f} "
                 f"| {el / (p['prep_s'] + c['total_s']):,.0f} | {replaced} |")
         out += ["", "Breakdown (medians, seconds):", "",
-                "| elements | json.loads | storable text | pydantic | validate_case "
+                "| elements | strict JSON parse | storable text | pydantic | validate_case "
                 "| derive_edges | write: DB round trips | write: server exec | write: client "
                 "encode | write: Python rows + encode | count check | ingest_case: Python "
                 "| ingest_case: other stmts | swap share of e2e (create / replace) |",
@@ -932,7 +934,7 @@ def report(results: dict[str, Any]) -> str:
     prep_only = results.get("prep_only", [])
     if prep_only:
         out += ["", f"### Python side only (medians of {results['reps']}, seconds)", "",
-                "| elements | case JSON | json.loads | storable text | pydantic | validate_case "
+                "| elements | case JSON | strict JSON parse | storable text | pydantic | validate_case "
                 "| derive_edges | total |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in prep_only:
             p = r["median"]
