@@ -3,11 +3,18 @@
 // params: uids, labels
 // Every provenance edge entering these nodes, with its sufficient flag: the backward half of
 // the planner's edge cache (inputs of tool actions and observations; see
-// list_out_edges.cypher for the untyped pattern and $labels). Edges from nodes written by
+// list_out_edges.cypher for the untyped pattern, $labels and the one-row result). Edges from nodes written by
 // repair runs, and a repair run's marks (other types), are not returned.
 UNWIND $uids AS u
 MATCH (w)-[r]->(v:Node {uid: u})
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
-RETURN u AS anchor, collect(type(r)) AS labels,
-       collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids
+WITH collect(u) AS anchors, collect(type(r)) AS labels,
+     collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids,
+     collect(DISTINCT w) AS far
+RETURN anchors, labels, sufficient, uids,
+       [n IN far | n.uid] AS far_uid, [n IN far | n.id] AS far_id,
+       [n IN far | n.task_key] AS far_task_key, [n IN far | n.kind] AS far_kind,
+       [n IN far | n.step_type] AS far_step_type, [n IN far | n.status] AS far_status,
+       [n IN far | n.ts] AS far_ts, [n IN far | n.turn] AS far_turn,
+       [n IN far | n.position] AS far_position

@@ -11,11 +11,20 @@
 // the anchored node (a WHERE on the far side right after MATCH makes it scan every :Node).
 // The far node carries no label: every provenance relationship joins two :Node nodes, and
 // FalkorDB checks a label per edge walked (a third of the count of 6.6k edges, measured).
-// One row per anchor, its edges as three parallel lists: a third of the values of one row
-// per edge, measured ~20% less client time on a 3.5k-edge hop (BENCHMARKS.md, "Planner").
+// One row per statement: the edges as four parallel lists (anchor, type, sufficient, far
+// uid), and the properties the rules read of every far node, once each, as parallel lists
+// (the columns of get_nodes.cypher, prefixed far_): the far nodes come with their edges, so
+// no second statement per hop looks them up by uid again (BENCHMARKS.md, "Planner").
 UNWIND $uids AS u
 MATCH (v:Node {uid: u})-[r]->(w)
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
-RETURN u AS anchor, collect(type(r)) AS labels,
-       collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids
+WITH collect(u) AS anchors, collect(type(r)) AS labels,
+     collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids,
+     collect(DISTINCT w) AS far
+RETURN anchors, labels, sufficient, uids,
+       [n IN far | n.uid] AS far_uid, [n IN far | n.id] AS far_id,
+       [n IN far | n.task_key] AS far_task_key, [n IN far | n.kind] AS far_kind,
+       [n IN far | n.step_type] AS far_step_type, [n IN far | n.status] AS far_status,
+       [n IN far | n.ts] AS far_ts, [n IN far | n.turn] AS far_turn,
+       [n IN far | n.position] AS far_position

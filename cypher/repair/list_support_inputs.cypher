@@ -12,5 +12,12 @@ MATCH (w)-[r]->(v:Node {uid: u})
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
   AND (r.sufficient = true OR type(r) IN $any_sufficiency)
-RETURN u AS anchor, collect(type(r)) AS labels,
-       collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids
+WITH collect(u) AS anchors, collect(type(r)) AS labels,
+     collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids,
+     collect(DISTINCT w) AS far
+RETURN anchors, labels, sufficient, uids,
+       [n IN far | n.uid] AS far_uid, [n IN far | n.id] AS far_id,
+       [n IN far | n.task_key] AS far_task_key, [n IN far | n.kind] AS far_kind,
+       [n IN far | n.step_type] AS far_step_type, [n IN far | n.status] AS far_status,
+       [n IN far | n.ts] AS far_ts, [n IN far | n.turn] AS far_turn,
+       [n IN far | n.position] AS far_position

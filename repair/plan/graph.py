@@ -13,8 +13,9 @@ sufficient edges only) and the whole inputs of tool actions and observations
 (list_in_edges.cypher, `in_hops`). So the number of round trips is the depth of the region
 the planner visits, the work grows with that region, not with the store, and each edge
 crosses the wire about once. No query uses a variable-length pattern: those enumerate
-paths, exponential on DAGs with parallel paths. The properties the rules read are fetched
-once per node (get_nodes).
+paths, exponential on DAGs with parallel paths. The properties the rules read come with
+the edges: each edge query also returns its far nodes' properties, once per node per
+statement; get_nodes is only for nodes named by id (seeds, --faults, --explain targets).
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ Hop = tuple[Node, str, Node, bool]
 
 
 Edge = tuple[str, bool, str]  # (label, sufficient, far uid)
+
+# The node columns of get_nodes.cypher; the edge queries return them as far_<name> lists.
+NODE_COLUMNS = ("uid", "id", "task_key", "kind", "step_type", "status", "ts", "turn",
+                "position")
 
 
 class GraphView:
@@ -140,20 +145,28 @@ class GraphView:
 
     def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str],
                **params: Any) -> list[tuple[str, str, bool, str]]:
-        """Edges of these nodes from one edge query (recorded nodes only), filed in `cache`;
-        then the properties of the far nodes not seen yet. Returns (anchor, label,
-        sufficient, far uid) per edge."""
+        """Edges of these nodes from one edge query (recorded nodes only), filed in `cache`,
+        with the properties of their far nodes (one row per batch: parallel lists). Returns
+        (anchor, label, sufficient, far uid) per edge."""
         for uid in uids:
             cache[uid] = []
         params.setdefault("labels", PROVENANCE_LABELS)
-        edges = [(row["anchor"], label, sufficient is True, far)
-                 for rows in self._batches(query, "uids", uids, params) for row in rows
-                 for label, sufficient, far in zip(row["labels"], row["sufficient"],
-                                                   row["uids"], strict=True)]
+        edges: list[tuple[str, str, bool, str]] = []
+        for rows in self._batches(query, "uids", uids, params):
+            for row in rows:
+                self._far_nodes(row)
+                edges += zip(row["anchors"], row["labels"], row["sufficient"], row["uids"],
+                             strict=True)
         for anchor, label, sufficient, far in edges:
-            cache[anchor].append((label, sufficient, far))
-        self._load(list(dict.fromkeys(edge[3] for edge in edges)))
+            cache[anchor].append((label, sufficient is True, far))
         return edges
+
+    def _far_nodes(self, row: dict[str, Any]) -> None:
+        """The far nodes of an edge query's row (columns far_*, those of get_nodes)."""
+        columns = [row[f"far_{name}"] for name in NODE_COLUMNS]
+        for uid, node_id, key, *rest in zip(*columns, strict=True):
+            if uid not in self.nodes:
+                self._add_node(uid, node_id, key, *rest)
 
     def _load(self, uids: list[str]) -> None:
         """Fetch the rule-relevant properties of the nodes not seen yet (one query a batch)."""
@@ -175,13 +188,18 @@ class GraphView:
 
     def node(self, row: dict[str, Any]) -> Node:
         """The Node of a result row (every node query returns the same node columns)."""
-        if row["task_key"] != self.key:
-            raise InternalError(f"an edge leaves task {self.task_id!r} at node {row['uid']!r}")
         node = self.nodes.get(row["uid"])
         if node is None:
-            node = Node(row["uid"], row["id"], row["kind"], row.get("step_type"),
-                        row.get("status"), row["ts"], row.get("turn"), row["position"])
-            self.nodes[node.uid] = node
+            node = self._add_node(row["uid"], row["id"], row["task_key"], row["kind"],
+                                  row.get("step_type"), row.get("status"), row["ts"],
+                                  row.get("turn"), row["position"])
+        return node
+
+    def _add_node(self, uid: str, node_id: str, key: str, kind: str, step_type: str | None,
+                  status: str | None, ts: int, turn: int | None, position: int) -> Node:
+        if key != self.key:
+            raise InternalError(f"an edge leaves task {self.task_id!r} at node {uid!r}")
+        node = self.nodes[uid] = Node(uid, node_id, kind, step_type, status, ts, turn, position)
         return node
 
     def _batches(self, query: str, key: str, items: list[Any],
