@@ -33,7 +33,7 @@ class Support:
 def is_checkable(v: Node, has_derive_input: bool) -> bool:
     """Claims, plans, answers, memory mutations, and active derived memories (§3)."""
     if v.is_step:
-        return any(v.is_a(t) for t in CHECKED_STEP_TYPES)
+        return v.step_type in CHECKED_STEP_TYPES  # StrEnum members hash and compare as str
     return v.is_memory and v.status == "active" and has_derive_input
 
 
