@@ -15,8 +15,9 @@ one synthetic task per size, see `CaseGenerator`):
            (loaders/strict_json.py: refuses NaN and duplicate keys) + `parse_case` (storable-text check,
            pydantic models, `validate_case`) + `derive_edges`, each timed on its own.
   create   `ingest_case` of the case into an empty graph, end to end, with every statement timed
-           (a subclass of FalkorDBStore times `run`; the server's own execution time is read
-           from each result), split into
+           (a subclass of FalkorDBStore times `run`, and each reply of `run_each`, the
+           overlapped write batches, from the previous reply to it; the server's own
+           execution time is read from each result), split into
              write   from the end of the staged task record to the start of the count check:
                      row building in Python + every UNWIND batch (nodes, then edges)
              check   the count check of the staged copy (count_staged_elements)
