@@ -1,6 +1,7 @@
-"""What the A/B benchmarks share (bench/plan_ab.py, bench/ingest_vault.py): an earlier
-commit checked out where a fresh Python finds it before the installed tree, and a measuring
-snippet run in a fresh process of either side.
+"""What the A/B benchmarks share (bench/plan_ab.py, bench/prep_ab.py, bench/ingest_vault.py):
+an earlier commit checked out where a fresh Python finds it before the installed tree, a
+measuring snippet run in a fresh process of either side, rounds alternating the sides, and
+the per-round ratios.
 
 The checkout is a `git worktree` of REV in a temporary folder named `provrepair`, the way
 bench/property.py plants mutants; its parent goes first on PYTHONPATH of the "old" side.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,3 +46,22 @@ def run_snippet(code: str, args: list[str], env: dict[str, str]) -> Any:
     if done.returncode:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout)
+
+
+def paired_rounds(code: str, args: list[str], envs: dict[str, dict[str, str]],
+                  rounds: int) -> dict[str, list[Any]]:
+    """`code` run once per side in each round, sides alternating in fresh processes, so that
+    machine noise hits both alike; side → its results in round order."""
+    runs: dict[str, list[Any]] = {side: [] for side in envs}
+    for _ in range(rounds):
+        for side, env in envs.items():
+            runs[side].append(run_snippet(code, args, env))
+    return runs
+
+
+def print_ratios(runs: dict[str, list[Any]], key: str) -> None:
+    """The per-round new/old ratios of `key` (paired in time), sorted, and their median."""
+    ratios = sorted(float(n[key]) / float(o[key])
+                    for n, o in zip(runs["new"], runs["old"], strict=True))
+    print("per-round new/old ratios:", [round(r, 2) for r in ratios],
+          "median", round(statistics.median(ratios), 2))

@@ -18,7 +18,7 @@ import argparse
 import os
 import statistics
 
-from ab import run_snippet, sides  # bench/ (the script's own folder, first on sys.path)
+from ab import paired_rounds, print_ratios, sides  # bench/ (the script's own folder, first on sys.path)
 from plan import target_case
 
 from provrepair.provenance.ingest import ingest_case
@@ -75,11 +75,7 @@ def main() -> None:
             case = target_case(args.region)
             with open_store() as store:
                 ingest_case(store, case, replace=True)
-            runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
-            for _ in range(args.rounds):
-                for side, env in envs.items():
-                    runs[side].append(run_snippet(MEASURE, [case.task_id], env))
-            report(runs)
+            report(paired_rounds(MEASURE, [case.task_id], envs, args.rounds))
         finally:
             server.stop()
 
@@ -87,10 +83,7 @@ def main() -> None:
 def report(runs: dict[str, list[dict[str, object]]]) -> None:
     if runs["old"][0]["plan"] != runs["new"][0]["plan"]:
         raise SystemExit("the two planners disagree on the plan")
-    ratios = sorted(float(n["plan_ms"]) / float(o["plan_ms"])  # type: ignore[arg-type]
-                    for n, o in zip(runs["new"], runs["old"], strict=True))
-    print("per-round new/old ratios:", [round(r, 2) for r in ratios],
-          "median", round(statistics.median(ratios), 2))
+    print_ratios(runs, "plan_ms")
     for side, results in runs.items():
         plan = statistics.median(float(r["plan_ms"]) for r in results)  # type: ignore[arg-type]
         ref = statistics.median(float(r["reference_ms"]) for r in results)  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ import argparse
 import json
 import statistics
 
-from ab import run_snippet, sides  # bench/ (the script's own folder, first on sys.path)
+from ab import paired_rounds, print_ratios, sides  # bench/ (the script's own folder, first on sys.path)
 from ingest import make_case
 
 MEASURE = r'''
@@ -47,16 +47,10 @@ def main() -> None:
         path = tmp / "case.json"
         path.write_text(json.dumps(make_case("prep-ab", elements=args.elements)[0]),
                         encoding="utf-8")
-        runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-        for _ in range(args.rounds):
-            for side, env in envs.items():
-                runs[side].append(run_snippet(MEASURE, [str(path)], env))
+        runs = paired_rounds(MEASURE, [str(path)], envs, args.rounds)
     if {r["edges"] for r in runs["old"]} != {r["edges"] for r in runs["new"]}:
         raise SystemExit("the two sides derive different edges")
-    ratios = sorted(n["seconds"] / o["seconds"] for n, o in zip(runs["new"], runs["old"],
-                                                                strict=True))
-    print("per-round new/old ratios:", [round(r, 2) for r in ratios],
-          "median", round(statistics.median(ratios), 2))
+    print_ratios(runs, "seconds")
     for side in ("old", "new"):
         seconds = statistics.median(r["seconds"] for r in runs[side])
         print(f"{side}: {runs[side][0]['elements']:,} elements in {seconds:.2f} s median, "

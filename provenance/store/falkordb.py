@@ -10,7 +10,8 @@ the one character that cannot travel this way; provenance.validate rejects it up
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from falkordb import FalkorDB
@@ -22,6 +23,17 @@ from provrepair.provenance.store.queries import Query, QueryRegistry
 
 GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair
+
+
+@contextmanager
+def driver_errors(query: Query) -> Iterator[None]:
+    """Client and server errors of one statement, mapped to ours (naming the query file)."""
+    try:
+        yield
+    except ProvrepairError:
+        raise
+    except Exception as exc:
+        raise map_driver_error(exc, query.path) from exc
 
 
 class FalkorDBStore(GraphStore):
@@ -41,13 +53,9 @@ class FalkorDBStore(GraphStore):
         graph = self._graphs[query.target]
         # The same command the client's query()/ro_query() sends; the reply is decoded by
         # falkordb_wire (the client's per-value parse was most of a plan's client time).
-        try:
+        with driver_errors(query):
             reply = graph.execute_command(*self._command(query, params))
             check_reply(reply)
-        except ProvrepairError:
-            raise
-        except Exception as exc:
-            raise map_driver_error(exc, query.path) from exc
         return rows(graph, reply)
 
     def _command(self, query: Query, params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -70,7 +78,8 @@ class FalkorDBStore(GraphStore):
                 command = self._command(query, params)
                 if sent is not None:
                     self._finish(conn, *sent, done)
-                self._send(conn, query, command)
+                with driver_errors(query):
+                    conn.send_command(*command)
                 sent = (query, params)
             if sent is not None:
                 self._finish(conn, *sent, done)
@@ -87,21 +96,11 @@ class FalkorDBStore(GraphStore):
             done(params)
 
     @staticmethod
-    def _send(conn: Any, query: Query, command: tuple[str, ...]) -> None:
-        try:
-            conn.send_command(*command)
-        except Exception as exc:
-            raise map_driver_error(exc, query.path) from exc
-
-    def _read_reply(self, conn: Any, query: Query) -> Any:
+    def _read_reply(conn: Any, query: Query) -> Any:
         """The reply of the statement in flight (its rows are not decoded: nobody reads them)."""
-        try:
+        with driver_errors(query):
             reply = conn.read_response()
             check_reply(reply)
-        except ProvrepairError:
-            raise
-        except Exception as exc:
-            raise map_driver_error(exc, query.path) from exc
         return reply
 
     def ensure_schema(self) -> None:
