@@ -74,7 +74,8 @@ from probes import GraphProbe, server_ms  # bench/ (the script's own folder, fir
 
 from provrepair.loaders import strict_json
 from provrepair.provenance.edges import derive_edges
-from provrepair.provenance.ingest import gc_paused, ingest_case, node_statements, staged_statements
+from provrepair.provenance.gc_pause import gc_paused
+from provrepair.provenance.ingest import ingest_case, node_statements, staged_statements
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.models import FORMAT, Case, ToolSpec
 from provrepair.provenance.recorder import Recorder

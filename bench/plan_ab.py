@@ -6,7 +6,7 @@ Starts a throwaway embedded server (a temp PROVREPAIR_HOME), stores bench/plan.p
 task with an affected region of ~R nodes, then alternates fresh processes of the base commit
 (a `git worktree` of REV, put first on PYTHONPATH as a folder named `provrepair`, the way
 bench/property.py plants mutants) and of the installed working tree. Each process measures
-`compute_plan` (p50 of 7 runs after a warm-up), the in-memory reference planner on the same
+`compute_plan` (p50 and mean of 15 runs after a warm-up), the in-memory reference planner on the same
 case, and the statements and rows of one plan. Printed: per-round new/old ratios (rounds are
 paired in time, so machine noise hits both alike), their median, and each side's medians.
 Both sides must produce the same plan.
@@ -43,16 +43,18 @@ def counted(name, params=None):
 store.run = counted
 plan = compute_plan(store, task)[0]
 store.run = run
-def p50(fn):
+def timed(fn):
     times = []
-    for _ in range(7):
+    for _ in range(15):
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[3] * 1000
+        times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[7], sum(times) / len(times)
 case = read_case(store, task)
-print(json.dumps({"plan_ms": p50(lambda: compute_plan(store, task)),
-                  "reference_ms": p50(lambda: plan_in_memory(case)),
+plan_ms, plan_mean_ms = timed(lambda: compute_plan(store, task))
+reference_ms, reference_mean_ms = timed(lambda: plan_in_memory(case))
+print(json.dumps({"plan_ms": plan_ms, "plan_mean_ms": plan_mean_ms,
+                  "reference_ms": reference_ms, "reference_mean_ms": reference_mean_ms,
                   "statements": counts[0], "rows": counts[1],
                   "plan": plan.model_dump(mode="json")}))
 '''
@@ -83,12 +85,14 @@ def main() -> None:
 def report(runs: dict[str, list[dict[str, object]]]) -> None:
     if runs["old"][0]["plan"] != runs["new"][0]["plan"]:
         raise SystemExit("the two planners disagree on the plan")
-    print_ratios(runs, "plan_ms")
+    for key in ("plan_ms", "plan_mean_ms"):
+        print(f"{key}:", end=" ")
+        print_ratios(runs, key)
     for side, results in runs.items():
-        plan = statistics.median(float(r["plan_ms"]) for r in results)  # type: ignore[arg-type]
-        ref = statistics.median(float(r["reference_ms"]) for r in results)  # type: ignore[arg-type]
-        print(f"{side}: plan p50 {plan:.1f} ms, in-memory reference {ref:.1f} ms "
-              f"(×{plan / ref:.1f}), {results[0]['statements']} statements, "
+        plan, mean, ref = (statistics.median(float(r[key]) for r in results)  # type: ignore[arg-type]
+                           for key in ("plan_ms", "plan_mean_ms", "reference_ms"))
+        print(f"{side}: plan p50 {plan:.1f} ms (mean {mean:.1f}), in-memory reference p50 "
+              f"{ref:.1f} ms (×{plan / ref:.1f}), {results[0]['statements']} statements, "
               f"{results[0]['rows']} rows")
 
 

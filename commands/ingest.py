@@ -59,7 +59,8 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
     from provrepair.loaders.case_files import load_cases
     from provrepair.loaders.openai_messages import load_transcripts
     from provrepair.loaders.otel import load_otlp
-    from provrepair.provenance.ingest import gc_paused, ingest_cases
+    from provrepair.provenance.gc_pause import gc_paused
+    from provrepair.provenance.ingest import ingest_cases
 
     load = {"openai-messages": load_transcripts, "otel": load_otlp}.get(source_format, load_cases)
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down

@@ -19,16 +19,15 @@ Re-ingesting an identical case is a no-op: the content hash matches and nothing 
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from provrepair.provenance.edges import Edge, derive_edges
 from provrepair.provenance.errors import InternalError, StoreUnavailable, TaskConflict
+from provrepair.provenance.gc_pause import gc_paused
 from provrepair.provenance.keys import LIVE_PREFIX, eval_key, staging_key, task_key
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
@@ -202,19 +201,6 @@ def delete_task(store: GraphStore, task_id: str) -> int:
         store.run("delete_task", {"task_key": staging_key(task_id)})
         rows = store.run("delete_task", {"task_key": task_key(task_id)})
     return int(rows[0]["nodes"]) if rows else 0
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around bulk work (measured: it tripled the Python
-    time of a 1M-element ingest, BENCHMARKS.md); reference counting still frees memory."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def list_tasks(store: GraphStore) -> list[dict[str, Any]]:

@@ -3,12 +3,14 @@ fault type and per rule, and the four case studies of the paper's appendix."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from provrepair.provenance.errors import TaskNotFound
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
@@ -53,3 +55,23 @@ def test_plan_command_json_on_every_case(cli: Cli) -> None:
         result = cli(*args)
         assert result.returncode == 0, result.stderr
         assert_plan_matches(json.loads(result.stdout), entry["expected"])
+
+
+def test_a_plan_leaves_the_garbage_collector_as_it_found_it(store: GraphStore) -> None:
+    """compute_plan pauses the cyclic GC while it runs (provenance/gc_pause.py): on after a
+    plan, after a failing plan, and still off for a program that switched it off."""
+    entry = EXPECTED[0]
+    case = load(entry)
+    ingest_case(store, case)
+    assert gc.isenabled()
+    compute_plan(store, case.task_id, entry.get("faults"))
+    assert gc.isenabled()
+    with pytest.raises(TaskNotFound):
+        compute_plan(store, "no-such-task")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        compute_plan(store, case.task_id, entry.get("faults"))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
