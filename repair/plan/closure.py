@@ -62,7 +62,7 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
     relevance (from V_inv) fetched the outgoing edges of all of those before this runs; the
     first line makes sure of it whatever ran before (no query when they are all cached).
     """
-    view.out_hops([*invalidated.values(), *(view.nodes[u] for u in removed)], ())
+    view.prefetch_out([*invalidated.values(), *(view.nodes[u] for u in removed)])
     closure = Closure()
     visited: set[str] = set()
     frontier = [n for n in start if _visit(n, visited)]
@@ -75,14 +75,16 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
         others = [n for n in frontier if not n.is_a(StepType.TOOL_OBSERVATION)]
         for v, label, p, _ in (view.in_hops(observations, CLOSURE_LABELS)
                                + view.in_hops_from_expanded(others, CLOSURE_LABELS)):
-            if not _walked(v, label, p) or not _needed(p, v, label, invalidated, removed):
+            # Visited first: most inputs of a closure node were reached already, and the
+            # two predicates have no side effects.
+            if (p.uid in visited or not _walked(v, label, p)
+                    or not _needed(p, v, label, invalidated, removed)):
                 continue
-            if p.uid not in visited:
-                visited.add(p.uid)
-                added.append(p)
-                closure.needed_by[p.uid] = (v.uid, label)
-                if p.is_step and not p.is_a(StepType.TOOL_OBSERVATION):
-                    closure.replay[p.uid] = p
+            visited.add(p.uid)
+            added.append(p)
+            closure.needed_by[p.uid] = (v.uid, label)
+            if p.is_step and not p.is_a(StepType.TOOL_OBSERVATION):
+                closure.replay[p.uid] = p
         frontier = added
     return closure
 

@@ -72,7 +72,7 @@ class Node:
 Hop = tuple[Node, str, Node, bool]
 
 
-Edge = tuple[str, bool, str]  # (label, sufficient, far uid)
+Edge = tuple[str, bool, Node]  # (label, sufficient, far node): resolved once, when filed
 
 # The node columns of get_nodes.cypher; the edge queries return them as far_<name> lists.
 NODE_COLUMNS = ("uid", "id", "task_key", "kind", "step_type", "status", "ts", "turn",
@@ -105,9 +105,15 @@ class GraphView:
         """The edges leaving these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
         missing = [n.uid for n in unique if n.uid not in self.out]
+        nodes = self.nodes
         for anchor, label, sufficient, far in self._fetch("list_out_edges", self.out, missing):
-            self.from_expanded[far].append((label, sufficient, anchor))
-        return self._hops(self.out, unique, frozenset(labels))
+            self.from_expanded[far].append((label, sufficient is True, nodes[anchor]))
+        wanted = frozenset(labels)
+        return self._hops(self.out, unique, wanted) if wanted else []
+
+    def prefetch_out(self, anchors: Iterable[Node]) -> None:
+        """Fetch the outgoing edges of these nodes not fetched yet (no hops built)."""
+        self.out_hops(anchors, ())
 
     def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes whose label is one of `labels`."""
@@ -139,8 +145,7 @@ class GraphView:
 
     def _hops(self, cache: Mapping[str, list[Edge]], anchors: list[Node],
               labels: frozenset[str]) -> list[Hop]:
-        nodes = self.nodes
-        return [(anchor, label, nodes[far], sufficient) for anchor in anchors
+        return [(anchor, label, far, sufficient) for anchor in anchors
                 for label, sufficient, far in cache.get(anchor.uid, ()) if label in labels]
 
     def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str],
@@ -157,8 +162,9 @@ class GraphView:
                 self._far_nodes(row)
                 edges += zip(row["anchors"], row["labels"], row["sufficient"], row["uids"],
                              strict=True)
+        nodes = self.nodes
         for anchor, label, sufficient, far in edges:
-            cache[anchor].append((label, sufficient is True, far))
+            cache[anchor].append((label, sufficient is True, nodes[far]))
         return edges
 
     def _far_nodes(self, row: dict[str, Any]) -> None:
