@@ -61,8 +61,13 @@ def exec_closure(view: GraphView, start: list[Node], invalidated: dict[str, Node
     keeps (`_needed`) is in V_inv or a removed memory, and reach (A0 ⊇ removed) and answer
     relevance (from V_inv) fetched the outgoing edges of all of those before this runs; the
     first line makes sure of it whatever ran before (no query when they are all cached).
+    The observations the walk meets are those of V_inv (start nodes are A_ans ⊆ V_inv,
+    v_final and the seeds; `_needed` keeps only V_inv steps): the second line fetches their
+    whole inputs in one statement, not one per level of the walk (any other observation
+    would be fetched when met).
     """
     view.prefetch_out([*invalidated.values(), *(view.nodes[u] for u in removed)])
+    view.prefetch_in(n for n in invalidated.values() if n.is_a(StepType.TOOL_OBSERVATION))
     closure = Closure()
     visited: set[str] = set()
     frontier = [n for n in start if _visit(n, visited)]

@@ -115,11 +115,16 @@ class GraphView:
         """Fetch the outgoing edges of these nodes not fetched yet (no hops built)."""
         self.out_hops(anchors, ())
 
+    def prefetch_in(self, anchors: Iterable[Node]) -> None:
+        """Fetch the whole inputs of these nodes not fetched yet (no hops built)."""
+        self.in_hops(anchors, ())
+
     def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
         self._fetch("list_in_edges", self.into, [n.uid for n in unique if n.uid not in self.into])
-        return self._hops(self.into, unique, frozenset(labels))
+        wanted = frozenset(labels)
+        return self._hops(self.into, unique, wanted) if wanted else []
 
     def support_inputs(self, anchors: Iterable[Node], labels: Iterable[str],
                        any_sufficiency: Iterable[str]) -> list[Hop]:

@@ -107,10 +107,14 @@ def rejected_inputs(view: GraphView, v: Node, tainted: set[str]) -> list[tuple[N
 
 def inherit_tool_verdicts(view: GraphView, candidates: list[Node], tainted: set[str],
                           affected: set[str], result: Support) -> None:
-    """Actions inherit from their controlling plans, then observations from their actions."""
+    """Actions inherit from their controlling plans, then observations from their actions.
+
+    Only inputs from F ∪ A0 decide (`_inherit` looks at parents in A0 and at tainted
+    reads), and reach fetched the outgoing edges of every node of A0 (F ⊆ A0): the edges
+    from them are known without a query (`in_hops_from_expanded`)."""
     actions = [v for v in candidates if v.is_a(StepType.TOOL_ACTION)]
     observations = [v for v in candidates if v.is_a(StepType.TOOL_OBSERVATION)]
-    inputs = _group(view.in_hops(actions + observations, STEP_INPUT_LABELS))
+    inputs = _group(view.in_hops_from_expanded(actions + observations, STEP_INPUT_LABELS))
     for v in actions:
         plans = {p for _, label, p, _ in inputs[v.uid]
                  if label == "CITE" and p.is_a(StepType.PLAN)}
