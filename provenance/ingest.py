@@ -6,7 +6,9 @@ except the CREATE batches of 3, which write only into the staging copy that 1 cl
   1. delete_task(staging key)          clear a staged copy left by an interrupted run
   2. merge_task(staging key)           the staged task record (complete = false)
   3. create_staged_* (UNWIND $rows)    nodes, then edges, under the staging key; CREATE, not
-                                       MERGE: the staging copy was cleared in 1, every row is new
+                                       MERGE: the staging copy was cleared in 1, every row is new;
+                                       the content hash is computed between the batches
+  3b. merge_task(staging key)          the staged record's content hash
   4. count_staged_elements             the staged copy holds exactly the case (a batch re-sent
                                        after a lost reply would have doubled rows: refused)
   5. merge_evaluation (vault)          evaluation data keyed by task + content hash
@@ -19,12 +21,11 @@ Re-ingesting an identical case is a no-op: the content hash matches and nothing 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from provrepair.provenance.digest import CaseDigest, content_hash_of
 from provrepair.provenance.edges import Edge, derive_edges
 from provrepair.provenance.errors import InternalError, StoreUnavailable, TaskConflict
 from provrepair.provenance.gc_pause import gc_paused
@@ -43,7 +44,7 @@ from provrepair.provenance.rows import (
     step_row_json,
     task_props,
 )
-from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement, batched
 from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import SUFFICIENCY_EDGES
 
@@ -57,19 +58,24 @@ class IngestResult:
 
 
 def content_hash(case: Case, dumped: dict[str, Any] | None = None) -> str:
-    """The case's identity: sha256 of its canonical JSON (`dumped`: the case's
-    `model_dump(mode="json")` when the caller already has it)."""
-    data = dumped if dumped is not None else case.model_dump(mode="json")
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    """The case's identity: sha256 of its canonical JSON (provenance/digest.py; `dumped`: the
+    case's `model_dump(mode="json")` when the caller already has it)."""
+    return content_hash_of(dumped if dumped is not None else case.model_dump(mode="json"))
 
 
 def node_rows(key: str, dumped: dict[str, Any]) -> list[dict[str, Any]]:
     """Every node row of a dumped case under `key`, in case order."""
-    rows = [input_row_json(key, r, i) for i, r in enumerate(dumped["session"])]
-    rows += [memory_row_json(key, r, i) for i, r in enumerate(dumped["memory_store"])]
-    rows += [step_row_json(key, r, i) for i, r in enumerate(dumped["trace"])]
-    return rows
+    return list(node_rows_lazily(key, dumped))
+
+
+def node_rows_lazily(key: str, dumped: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """node_rows, one at a time."""
+    for i, r in enumerate(dumped["session"]):
+        yield input_row_json(key, r, i)
+    for i, r in enumerate(dumped["memory_store"]):
+        yield memory_row_json(key, r, i)
+    for i, r in enumerate(dumped["trace"]):
+        yield step_row_json(key, r, i)
 
 
 def node_statements(key: str, case: Case) -> Iterator[tuple[str, list[dict[str, Any]]]]:
@@ -82,21 +88,43 @@ def node_statements(key: str, case: Case) -> Iterator[tuple[str, list[dict[str, 
 def staged_statements(key: str, case: Case, edges: list[Edge], dumped: dict[str, Any] | None = None
                       ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """(query name, rows) batches writing the case into a cleared staging copy under `key`:
-    every node, then every edge, grouped by their CREATE query."""
+    every node, then every edge, grouped by their CREATE query. Streamed: a batch goes as
+    soon as its group holds BATCH_ROWS rows, so the server writes it while the next rows are
+    built (run_each); building every row first kept the server idle for 2.3 s of a
+    1M-element ingest (BENCHMARKS.md, "Ingest")."""
     data = dumped if dumped is not None else case.model_dump(mode="json")
-    nodes = node_rows(key, data)
-    groups = group_node_rows(nodes, staged_node_query)
-    uid_of = {row["props"]["id"]: row["uid"] for row in nodes}  # each id encoded once
+    uid_of: dict[str, str] = {}  # each id encoded once
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    for row in node_rows_lazily(key, data):
+        uid_of[row["props"]["id"]] = row["uid"]
+        yield from _full_batch(nodes, staged_node_query(row["props"]), row)
+    yield from _rest(nodes)
+    links: dict[str, list[dict[str, Any]]] = {}
     for edge in edges:
         # Only what the CREATE reads: the type is in the query text, `sufficient` only on
         # the types that carry it (SUFFICIENCY_EDGES).
-        row = {"src": uid_of[edge.src], "dst": uid_of[edge.dst]}
+        link: dict[str, Any] = {"src": uid_of[edge.src], "dst": uid_of[edge.dst]}
         if edge.label in SUFFICIENCY_EDGES:
-            row["sufficient"] = edge.sufficient
-        groups.setdefault(staged_edge_query(edge.label), []).append(row)
+            link["sufficient"] = edge.sufficient
+        yield from _full_batch(links, staged_edge_query(edge.label), link)
+    yield from _rest(links)
+
+
+def _full_batch(groups: dict[str, list[dict[str, Any]]], name: str, row: dict[str, Any]
+                ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Add `row` to its group; the group's batch when it is full."""
+    group = groups.setdefault(name, [])
+    group.append(row)
+    if len(group) >= BATCH_ROWS:
+        yield name, group
+        groups[name] = []
+
+
+def _rest(groups: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The groups' last, partial batches."""
     for name, group in groups.items():
-        for batch in batched(group):
-            yield name, batch
+        if group:
+            yield name, group
 
 
 def evaluation_props(case: Case) -> dict[str, Any]:
@@ -158,18 +186,22 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
 def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: Progress) -> None:
     """Steps 1-7 of the module docstring; the caller holds the task lock."""
     dumped = case.model_dump(mode="json")  # one pydantic call: the hash and every row
-    digest = content_hash(case, dumped)
     live = task_key(case.task_id)
     staged = staging_key(case.task_id)
     store.run("delete_task", {"task_key": staged})
     store.run("merge_task", {"task_key": staged,
-                             "props": task_props(case, digest, complete=False)})
-    # Lazily built: the store can encode a batch while the server writes the one before.
-    store.run_each(((name, {"rows": rows})
-                    for name, rows in staged_statements(staged, case, edges, dumped)),
+                             "props": task_props(case, None, complete=False)})
+    # Lazily built: the store can encode a batch, and hash a share of the case, while the
+    # server writes the one before; the staged record gets its hash once all is written.
+    digest = CaseDigest(dumped)
+    store.run_each(_hashing(((name, {"rows": rows}) for name, rows
+                             in staged_statements(staged, case, edges, dumped)),
+                            digest, _nodes(case) + len(edges)),
                    lambda params: progress.advance(len(params["rows"])))
+    content = digest.hexdigest()
+    store.run("merge_task", {"task_key": staged, "props": {"content_hash": content}})
     _check_staged(store, case, staged, _nodes(case), len(edges))
-    keep = eval_key(case.task_id, digest)
+    keep = eval_key(case.task_id, content)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
     checkpoint("ingest_before_swap")
@@ -177,6 +209,15 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     if not swapped or swapped[0]["swapped"] != 1:
         raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
+
+
+def _hashing(statements: Iterator[Statement], digest: CaseDigest, rows: int
+             ) -> Iterator[Statement]:
+    """The statements, with an even share of the digest's pieces fed after each."""
+    share = -(-digest.pieces * BATCH_ROWS // max(1, rows))  # ceil: pieces per full batch
+    for statement in statements:
+        yield statement
+        digest.advance(share)
 
 
 def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges: int) -> None:

@@ -9,11 +9,12 @@ import pytest
 
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.errors import StoreError, StoreUnavailable, TaskConflict, TaskNotFound
-from provrepair.provenance.ingest import ingest_case, list_tasks, staged_statements
+from provrepair.provenance.ingest import content_hash, ingest_case, list_tasks, staged_statements
 from provrepair.provenance.keys import task_key
-from provrepair.provenance.readback import read_case
-from provrepair.provenance.store.base import GraphStore, Statement
+from provrepair.provenance.readback import get_task_props, read_case
+from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement
 from provrepair.provenance.validate import parse_case
+from provrepair.repair.bench.random_cases import random_case
 from tests.helpers import canonical, example_case, example_raw, retask
 
 HOSTILE_IDS = ['q"uote', "back`tick`", "back\\slash\\", "new\nline", "ünï€😀",
@@ -182,3 +183,17 @@ def test_a_batch_sent_twice_is_refused_before_the_swap(store: GraphStore, kind: 
     assert graph_snapshot(store, case.task_id) == before
     assert ingest_case(store, changed, replace=True).status == "replaced"  # a re-run completes
     assert canonical(read_case(store, case.task_id)) == canonical(changed)
+
+
+def test_a_case_of_many_batches_round_trips_with_its_content_hash(store: GraphStore) -> None:
+    """Several full batches per group (BATCH_ROWS), streamed group by group while the
+    content hash is fed between them: read back exactly, the stored hash is the case's."""
+    case = random_case(3, n_steps=BATCH_ROWS + 1500)
+    edges = derive_edges(case)
+    assert len(edges) > 2 * BATCH_ROWS
+    assert ingest_case(store, case).status == "created"
+    assert canonical(read_case(store, case.task_id)) == canonical(case)
+    assert get_task_props(store, case.task_id)["content_hash"] == content_hash(case)
+    assert ingest_case(store, case).status == "unchanged"
+    _, stored = graph_snapshot(store, case.task_id)
+    assert len(stored) == len(edges)
