@@ -2,9 +2,10 @@
 // mode: read
 // params: uids, labels
 // Every provenance edge entering these nodes, with its sufficient flag: the backward half of
-// the planner's edge cache (inputs of tool actions and observations; see
-// list_out_edges.cypher for the untyped pattern, $labels and the one-row result). Edges from nodes written by
-// repair runs, and a repair run's marks (other types), are not returned.
+// the planner's edge cache (the whole inputs of the invalidated tool observations, whose
+// generating action may lie anywhere, and of a node --explain names; see
+// list_out_edges.cypher for the untyped pattern, $labels and the one-row result). Edges from
+// nodes written by repair runs, and a repair run's marks (other types), are not returned.
 UNWIND $uids AS u
 MATCH (w)-[r]->(v:Node {uid: u})
 WITH u, r, w

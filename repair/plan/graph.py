@@ -5,12 +5,13 @@ Every stage asks for the edges around a set of nodes, filtered by label in Pytho
 (cypher/repair/list_out_edges.cypher: one parameterised query per batch, anchored on the
 `:Node(uid)` index); reach fetches those of the affected region, and answer relevance and
 the invalidation closure reuse them, querying only nodes outside what was fetched. Every
-fetched out-edge is also filed under its target (`in_hops_from_expanded`): the execution
-closure walks back only to nodes whose out-edges were fetched before it runs (docs/method.md
-§4; see closure.py), so it needs no query of its own. Backward queries are kept to what
-cannot be known that way: the support check's usable inputs (list_support_inputs.cypher:
-sufficient edges only) and the whole inputs of tool actions and observations
-(list_in_edges.cypher, `in_hops`). So the number of round trips is the depth of the region
+fetched out-edge is also filed under its target (`in_hops_from_expanded`): the tool steps'
+inherited verdicts read only inputs from A0, and the execution closure walks back only to
+nodes whose out-edges were fetched before it runs (docs/method.md §3-4; see support.py and
+closure.py), so neither needs a query for them. Backward queries are kept to what cannot be
+known that way: the support check's usable inputs (list_support_inputs.cypher: sufficient
+edges only) and the whole inputs of the invalidated observations (list_in_edges.cypher,
+`in_hops`). So the number of round trips is the depth of the region
 the planner visits, the work grows with that region, not with the store, and each edge
 crosses the wire about once. No query uses a variable-length pattern: those enumerate
 paths, exponential on DAGs with parallel paths. The properties the rules read come with
