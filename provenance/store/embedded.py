@@ -175,7 +175,10 @@ class EmbeddedServer:
             f"requirepass {self.password()}",
             f'dir "{home / "data"}"', f'pidfile "{home / "redis.pid"}"',
             f'logfile "{home / "redis.log"}"', "daemonize yes",
-            "appendonly yes", "appendfsync everysec",
+            # Durability is the append-only file alone: the default RDB snapshots ("save"
+            # after 60 s and 10,000 changes) forked the whole server after every large ingest
+            # and slowed every query ×3-7 while the child wrote (BENCHMARKS.md, "Planner").
+            "appendonly yes", "appendfsync everysec", 'save ""',
             "enable-module-command no", "enable-debug-command no",
             f'loadmodule "{module}"', "",
         ])

@@ -94,6 +94,9 @@ def test_server_is_private(home_cli: HomeCli) -> None:
         redis.Redis(host="127.0.0.1", port=port).ping()
     client = redis.Redis(host="127.0.0.1", port=port, password=password)
     assert client.config_get("bind")["bind"] == "127.0.0.1"
+    # durable through the append-only file; no periodic RDB fork slowing queries
+    assert client.config_get("appendonly")["appendonly"] == "yes"
+    assert client.config_get("save")["save"] == ""
     assert "--bolt" not in cmdline.decode(errors="replace").lower()
     for out in (home_cli("db", "status").stdout, home_cli("db", "status", "--json").stdout):
         assert password not in out
