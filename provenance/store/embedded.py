@@ -176,8 +176,9 @@ class EmbeddedServer:
             f'dir "{home / "data"}"', f'pidfile "{home / "redis.pid"}"',
             f'logfile "{home / "redis.log"}"', "daemonize yes",
             # Durability is the append-only file alone: the default RDB snapshots ("save"
-            # after 60 s and 10,000 changes) forked the whole server after every large ingest
-            # and slowed every query ×3-7 while the child wrote (BENCHMARKS.md, "Planner").
+            # after 60 s and 10,000 changes) are redundant with it and fork the whole server
+            # after every large ingest; with them, plans saw sporadic seconds ×3-7 slower
+            # (BENCHMARKS.md, "Planner", third stop).
             "appendonly yes", "appendfsync everysec", 'save ""',
             "enable-module-command no", "enable-debug-command no",
             f'loadmodule "{module}"', "",
