@@ -11,12 +11,12 @@ nodes whose out-edges were fetched before it runs (docs/method.md §3-4; see sup
 closure.py), so neither needs a query for them. Backward queries are kept to what cannot be
 known that way: the support check's usable inputs (list_support_inputs.cypher: sufficient
 edges only) and the whole inputs of the invalidated observations (list_in_edges.cypher,
-`in_hops`). So the number of round trips is the depth of the region
-the planner visits, the work grows with that region, not with the store, and each edge
-crosses the wire about once. No query uses a variable-length pattern: those enumerate
-paths, exponential on DAGs with parallel paths. The properties the rules read come with
-the edges: each edge query also returns its far nodes' properties, once per node per
-statement; get_nodes is only for nodes named by id (seeds, --faults, --explain targets).
+`in_hops`). So the number of round trips is the depth of the region the planner visits, the
+work grows with that region, not with the store, and each edge crosses the wire about once.
+No query uses a variable-length pattern: those enumerate paths, exponential on DAGs with
+parallel paths. The properties the rules read come with the edges: each edge query also
+returns its far nodes' properties, once per node per statement; get_nodes is only for nodes
+named by id (seeds, --faults, --explain targets).
 """
 
 from __future__ import annotations
