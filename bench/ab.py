@@ -1,4 +1,4 @@
-"""What the A/B benchmarks share (bench/plan_ab.py, bench/prep_ab.py, bench/ingest_vault.py):
+"""What the A/B benchmarks share (bench/plan_ab.py, prep_ab.py, ingest_ab.py, ingest_vault.py):
 an earlier commit checked out where a fresh Python finds it before the installed tree, a
 measuring snippet run in a fresh process of either side, rounds alternating the sides, and
 the per-round ratios.
@@ -65,3 +65,36 @@ def print_ratios(runs: dict[str, list[Any]], key: str) -> None:
                     for n, o in zip(runs["new"], runs["old"], strict=True))
     print("per-round new/old ratios:", [round(r, 2) for r in ratios],
           "median", round(statistics.median(ratios), 2))
+
+
+@contextmanager
+def shared_server(tmp: Path, envs: dict[str, dict[str, str]]) -> Iterator[None]:
+    """One throwaway embedded server under `tmp`, used by this process and by both sides."""
+    from provrepair.provenance.store.embedded import EmbeddedServer
+
+    home = tmp / "home"
+    os.environ["PROVREPAIR_HOME"] = str(home)
+    for env in envs.values():
+        env["PROVREPAIR_HOME"] = str(home)
+    server = EmbeddedServer(home)
+    server.start()
+    try:
+        yield
+    finally:
+        server.stop()
+
+
+def write_case_file(path: Path, task_id: str, elements: int) -> None:
+    """bench/ingest.py's synthetic case of ~`elements` elements, as a JSON case file."""
+    from ingest import make_case  # bench/ingest.py
+
+    path.write_text(json.dumps(make_case(task_id, elements=elements)[0]), encoding="utf-8")
+
+
+def print_element_rates(runs: dict[str, list[Any]]) -> None:
+    """Each side's median seconds and elements per second (results with those two keys)."""
+    for side in ("old", "new"):
+        seconds = statistics.median(r["seconds"] for r in runs[side])
+        elements = runs[side][0]["elements"]
+        print(f"{side}: {elements:,} elements in {seconds:.2f} s median, "
+              f"{elements / seconds:,.0f} elements/s")

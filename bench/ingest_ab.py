@@ -14,14 +14,15 @@ machine noise hits both alike), their median, and each side's median elements pe
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
 
-from ab import paired_rounds, print_ratios, sides  # bench/ (the script's own folder, first on sys.path)
-from ingest import make_case
-
-from provrepair.provenance.store.embedded import EmbeddedServer
+from ab import (  # bench/ (the script's own folder, first on sys.path)
+    paired_rounds,
+    print_element_rates,
+    print_ratios,
+    shared_server,
+    sides,
+    write_case_file,
+)
 
 MEASURE = r'''
 import gc, json, sys, time
@@ -52,25 +53,13 @@ def main() -> None:
     args = parser.parse_args()
     with sides(args.base, "provrepair-ingest-ab-") as (tmp, envs):
         path = tmp / "case.json"
-        path.write_text(json.dumps(make_case("ingest-ab", elements=args.elements)[0]),
-                        encoding="utf-8")
-        home = tmp / "home"
-        for env in envs.values():
-            env["PROVREPAIR_HOME"] = str(home)
-        os.environ["PROVREPAIR_HOME"] = str(home)
-        server = EmbeddedServer(home)
-        server.start()
-        try:
+        write_case_file(path, "ingest-ab", args.elements)
+        with shared_server(tmp, envs):
             runs = paired_rounds(MEASURE, [str(path)], envs, args.rounds)
-        finally:
-            server.stop()
     if any(r["status"] != "created" for side in runs.values() for r in side):
         raise SystemExit("an ingest did not create its task")
     print_ratios(runs, "seconds")
-    for side in ("old", "new"):
-        seconds = statistics.median(r["seconds"] for r in runs[side])
-        print(f"{side}: {runs[side][0]['elements']:,} elements in {seconds:.2f} s median, "
-              f"{runs[side][0]['elements'] / seconds:,.0f} elements/s")
+    print_element_rates(runs)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,18 @@ Both sides must produce the same plan.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 
-from ab import paired_rounds, print_ratios, sides  # bench/ (the script's own folder, first on sys.path)
+from ab import (  # bench/ (the script's own folder, first on sys.path)
+    paired_rounds,
+    print_ratios,
+    shared_server,
+    sides,
+)
 from plan import target_case
 
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.config import open_store
-from provrepair.provenance.store.embedded import EmbeddedServer
 
 MEASURE = r'''
 import json, sys, time
@@ -66,20 +69,11 @@ def main() -> None:
     parser.add_argument("--region", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    with sides(args.base, "provrepair-plan-ab-") as (tmp, envs):
-        home = tmp / "home"
-        os.environ["PROVREPAIR_HOME"] = str(home)
-        for env in envs.values():
-            env["PROVREPAIR_HOME"] = str(home)
-        server = EmbeddedServer(home)
-        server.start()
-        try:
-            case = target_case(args.region)
-            with open_store() as store:
-                ingest_case(store, case, replace=True)
-            report(paired_rounds(MEASURE, [case.task_id], envs, args.rounds))
-        finally:
-            server.stop()
+    with sides(args.base, "provrepair-plan-ab-") as (tmp, envs), shared_server(tmp, envs):
+        case = target_case(args.region)
+        with open_store() as store:
+            ingest_case(store, case, replace=True)
+        report(paired_rounds(MEASURE, [case.task_id], envs, args.rounds))
 
 
 def report(runs: dict[str, list[dict[str, object]]]) -> None:

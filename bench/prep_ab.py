@@ -14,11 +14,14 @@ side's median elements per second. Both sides must derive the same number of edg
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 
-from ab import paired_rounds, print_ratios, sides  # bench/ (the script's own folder, first on sys.path)
-from ingest import make_case
+from ab import (  # bench/ (the script's own folder, first on sys.path)
+    paired_rounds,
+    print_element_rates,
+    print_ratios,
+    sides,
+    write_case_file,
+)
 
 MEASURE = r'''
 import gc, json, sys, time
@@ -45,16 +48,12 @@ def main() -> None:
     args = parser.parse_args()
     with sides(args.base, "provrepair-prep-ab-") as (tmp, envs):
         path = tmp / "case.json"
-        path.write_text(json.dumps(make_case("prep-ab", elements=args.elements)[0]),
-                        encoding="utf-8")
+        write_case_file(path, "prep-ab", args.elements)
         runs = paired_rounds(MEASURE, [str(path)], envs, args.rounds)
     if {r["edges"] for r in runs["old"]} != {r["edges"] for r in runs["new"]}:
         raise SystemExit("the two sides derive different edges")
     print_ratios(runs, "seconds")
-    for side in ("old", "new"):
-        seconds = statistics.median(r["seconds"] for r in runs[side])
-        print(f"{side}: {runs[side][0]['elements']:,} elements in {seconds:.2f} s median, "
-              f"{runs[side][0]['elements'] / seconds:,.0f} elements/s")
+    print_element_rates(runs)
 
 
 if __name__ == "__main__":
