@@ -6,9 +6,10 @@ Starts a throwaway embedded server (a temp PROVREPAIR_HOME), stores bench/plan.p
 task with an affected region of ~R nodes, then alternates fresh processes of the base commit
 (a `git worktree` of REV, put first on PYTHONPATH as a folder named `provrepair`, the way
 bench/property.py plants mutants) and of the installed working tree. Each process measures
-`compute_plan` (p50 and mean of 15 runs after a warm-up), the in-memory reference planner on the same
-case, and the statements and rows of one plan. Printed: per-round new/old ratios (rounds are
-paired in time, so machine noise hits both alike), their median, and each side's medians.
+`compute_plan` (p50 and mean of 15 runs after a warm-up), the in-memory reference planner on
+the same case, and the statements and rows of one plan. Printed: per-round new/old ratios
+(rounds are paired in time, so machine noise hits both alike), their median, and each side's
+medians.
 Both sides must produce the same plan.
 """
 

@@ -63,13 +63,8 @@ def content_hash(case: Case, dumped: dict[str, Any] | None = None) -> str:
     return content_hash_of(dumped if dumped is not None else case.model_dump(mode="json"))
 
 
-def node_rows(key: str, dumped: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every node row of a dumped case under `key`, in case order."""
-    return list(node_rows_lazily(key, dumped))
-
-
-def node_rows_lazily(key: str, dumped: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """node_rows, one at a time."""
+def node_rows(key: str, dumped: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node row of a dumped case under `key`, in case order, one at a time."""
     for i, r in enumerate(dumped["session"]):
         yield input_row_json(key, r, i)
     for i, r in enumerate(dumped["memory_store"]):
@@ -95,7 +90,7 @@ def staged_statements(key: str, case: Case, edges: list[Edge], dumped: dict[str,
     data = dumped if dumped is not None else case.model_dump(mode="json")
     uid_of: dict[str, str] = {}  # each id encoded once
     nodes: dict[str, list[dict[str, Any]]] = {}
-    for row in node_rows_lazily(key, data):
+    for row in node_rows(key, data):
         uid_of[row["props"]["id"]] = row["uid"]
         yield from _full_batch(nodes, staged_node_query(row["props"]), row)
     yield from _rest(nodes)

@@ -14,7 +14,7 @@ must give the number that was written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from provrepair.provenance.edges import Edge, NodeKind
@@ -100,7 +100,8 @@ def staged_edge_query(label: str) -> str:
     return f"create_staged_edges_{label.lower()}"
 
 
-def group_node_rows(rows: list[dict[str, Any]], query: Callable[[dict[str, Any]], str] = node_query
+def group_node_rows(rows: Iterable[dict[str, Any]],
+                    query: Callable[[dict[str, Any]], str] = node_query
                     ) -> dict[str, list[dict[str, Any]]]:
     """Node rows grouped by their write query, each group in the given order."""
     groups: dict[str, list[dict[str, Any]]] = {}
