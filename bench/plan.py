@@ -72,10 +72,11 @@ from provrepair.provenance.ingest import ingest_case, node_statements
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.rows import edge_row, task_props
-from provrepair.provenance.store.base import BATCH_ROWS, Row, batched
+from provrepair.provenance.store.base import BATCH_ROWS, Pending, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
-from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.store.falkordb import FalkorDBStore, PipelinedReads
 from provrepair.provenance.store.falkordb_wire import params_header
+from provrepair.provenance.store.queries import Query
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
 from provrepair.repair.bench.random_cases import random_case
@@ -280,6 +281,34 @@ class TimedStore(FalkorDBStore):
     @property
     def raw_graph(self) -> Any:
         return self._graphs["graph"]._graph
+
+    def _pipelined_reads(self, conn: Any) -> PipelinedReads:
+        return TimedReads(self, conn)
+
+
+class TimedReads(PipelinedReads):
+    """A plan's pipelined reads, logged like `TimedStore.run`: the wall time is the time the
+    planner was blocked on the reply (reading and decoding it), not the send."""
+
+    falkordb: TimedStore
+
+    def send(self, name: str, params: Mapping[str, Any]) -> Pending:
+        if self.falkordb.capture is not None:
+            self.falkordb.capture.append((name, dict(params)))
+        return super().send(name, params)
+
+    def _read_next(self) -> None:
+        reply = self.unread[0]
+        start = time.perf_counter()
+        super()._read_next()
+        store = self.falkordb
+        store.log.append((reply.query.name, time.perf_counter() - start, store.last_server_ms,
+                          len(reply.rows or [])))
+
+    def _receive(self, query: Query) -> Any:
+        raw = super()._receive(query)
+        self.falkordb.last_server_ms = server_ms(raw)
+        return raw
 
 
 # -- filler ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
     store.run(name, params)   → list of plain dict rows (one statement, atomic)
     store.write(statements)   → an ordered unit of write statements
     store.run_each(statements, done) → write statements in order, each atomic on its own
+    store.read_ahead()        → reads sent before their replies are read (`ReadAhead`)
 
 `write` is one transaction on Neo4j. On FalkorDB, which has no multi-statement
 transactions, each statement is atomic on its own and they run in order: callers therefore
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 from provrepair.provenance.errors import InternalError
@@ -22,6 +24,7 @@ from provrepair.provenance.store.queries import Query, QueryRegistry, load_regis
 
 Row = dict[str, Any]
 Statement = tuple[str, Mapping[str, Any]]
+Pending = Callable[[], list[Row]]  # a sent read: called, it returns the statement's rows
 T = TypeVar("T")
 
 # Rows per `UNWIND $rows` statement, reads and writes alike: 1k-5k measured fastest on
@@ -63,6 +66,12 @@ class GraphStore(ABC):
             if done is not None:
                 done(params)
 
+    def read_ahead(self) -> AbstractContextManager[ReadAhead]:
+        """Reads sent ahead of their replies, for one caller's unit of work (a plan). Here
+        each runs when sent; an adapter whose protocol allows it sends the statement and
+        returns, so the server runs it while the caller works (FalkorDB: falkordb.py)."""
+        return nullcontext(ReadAhead(self))
+
     def _checked(self, name: str, params: Mapping[str, Any]) -> Query:
         query = self.registry[name]
         if set(params) != query.params:
@@ -94,6 +103,18 @@ class GraphStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ReadAhead:
+    """`send(name, params)` → a `Pending` whose call returns the rows. Replies are read in
+    the order sent; a statement's error surfaces no later than its call (here, at `send`)."""
+
+    def __init__(self, store: GraphStore):
+        self.store = store
+
+    def send(self, name: str, params: Mapping[str, Any]) -> Pending:
+        rows = self.store.run(name, params)
+        return lambda: rows
 
 
 def plain(value: Any) -> Any:

@@ -10,6 +10,7 @@ the one character that cannot travel this way; provenance.validate rejects it up
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from falkordb import FalkorDB
 
 from provrepair.provenance.errors import ProvrepairError, map_driver_error
-from provrepair.provenance.store.base import GraphStore, Row, Statement
+from provrepair.provenance.store.base import GraphStore, Pending, ReadAhead, Row, Statement
 from provrepair.provenance.store.falkordb_wire import check_reply, params_header, rows
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
@@ -89,6 +90,24 @@ class FalkorDBStore(GraphStore):
         finally:
             pool.release(conn)
 
+    @contextmanager
+    def read_ahead(self) -> Iterator[ReadAhead]:
+        """Reads pipelined on one connection of the pool (see `PipelinedReads`)."""
+        pool = self._db.connection.connection_pool
+        conn = pool.get_connection()
+        reads = self._pipelined_reads(conn)
+        try:
+            yield reads
+            reads.drain()
+        except BaseException:
+            conn.disconnect()  # replies may still be unread: never hand the socket back
+            raise
+        finally:
+            pool.release(conn)
+
+    def _pipelined_reads(self, conn: Any) -> PipelinedReads:
+        return PipelinedReads(self, conn)
+
     def _finish(self, conn: Any, query: Query, params: Mapping[str, Any],
                 done: Callable[[Mapping[str, Any]], None] | None) -> None:
         self._read_reply(conn, query)
@@ -133,3 +152,63 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._db.connection.close()
+
+
+class PipelinedReads(ReadAhead):
+    """Read statements written to one connection as they are sent; their replies are read,
+    in order, when first asked for. The server runs a statement while the client still
+    works on an earlier reply, so the two overlap instead of taking turns (a plan sends the
+    support check of each reach hop behind that hop: BENCHMARKS.md, "Planner"). The server
+    runs one connection's commands one after another, so a reply never depends on a
+    statement sent after it."""
+
+    def __init__(self, store: FalkorDBStore, conn: Any):
+        super().__init__(store)
+        self.falkordb, self.conn = store, conn
+        self.unread: deque[_Reply] = deque()
+
+    def send(self, name: str, params: Mapping[str, Any]) -> Pending:
+        query = self.falkordb._checked(name, params)
+        with driver_errors(query):
+            self.conn.send_command(*self.falkordb._command(query, params))
+        reply = _Reply(query)
+        self.unread.append(reply)
+        return lambda: self._rows(reply)
+
+    def _rows(self, reply: _Reply) -> list[Row]:
+        while reply.rows is None and reply.error is None:
+            self._read_next()
+        if reply.error is not None:
+            raise reply.error
+        assert reply.rows is not None
+        return reply.rows
+
+    def _read_next(self) -> None:
+        """Read the oldest unread reply (a statement's error is kept for its caller)."""
+        reply = self.unread.popleft()
+        graph = self.falkordb._graphs[reply.query.target]
+        try:
+            with driver_errors(reply.query):
+                reply.rows = rows(graph, self._receive(reply.query))
+        except ProvrepairError as exc:
+            reply.error = exc
+
+    def _receive(self, query: Query) -> Any:
+        """The next raw reply on the connection, checked for errors."""
+        raw = self.conn.read_response()
+        check_reply(raw)
+        return raw
+
+    def drain(self) -> None:
+        """Read the replies nobody asked for, so the connection goes back in step."""
+        while self.unread:
+            self._read_next()
+
+
+class _Reply:
+    __slots__ = ("error", "query", "rows")
+
+    def __init__(self, query: Query):
+        self.query = query
+        self.rows: list[Row] | None = None
+        self.error: ProvrepairError | None = None

@@ -9,6 +9,7 @@ with (a smaller t_r admits a superset), and is expanded again only if a smaller 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from provrepair.repair.plan.graph import E_PROP, GraphView, Node
@@ -26,7 +27,11 @@ class Affected:
         return uid in self.nodes
 
 
-def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]]) -> Affected:
+def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]],
+                   on_frontier: Callable[[list[Node]], None] | None = None) -> Affected:
+    """A0, one statement per hop. `on_frontier(nodes)` is called with each hop's anchors
+    once their statement is sent, before its reply is read: statements it sends run on
+    the server while this loop works on the reply (the planner sends the support check's)."""
     region = Affected()
     frontier: dict[str, int] = {}
     for fault_id, (memory, seed) in seeds.items():
@@ -36,8 +41,11 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]]) -> Affe
                 frontier[start.uid] = region.threshold[start.uid]
     while frontier:
         current, frontier = frontier, {}
-        for anchor, label, node, _ in view.out_hops([region.nodes[uid] for uid in current],
-                                                    E_PROP):
+        anchors = [region.nodes[uid] for uid in current]
+        view.send_out(anchors)
+        if on_frontier is not None:
+            on_frontier(anchors)
+        for anchor, label, node, _ in view.out_hops(anchors, E_PROP):
             tr = current[anchor.uid]
             if node.ts >= tr and _admit(region, node, tr, region.origin[anchor.uid]):
                 region.reached_from.setdefault(node.uid, (anchor.uid, label,

@@ -11,8 +11,10 @@ nodes whose out-edges were fetched before it runs (docs/method.md §3-4; see sup
 closure.py), so neither needs a query for them. Backward queries are kept to what cannot be
 known that way: the support check's usable inputs (list_support_inputs.cypher: sufficient
 edges only) and the whole inputs of the invalidated observations (list_in_edges.cypher,
-`in_hops`). So the number of round trips is the depth of the region the planner visits, the
-work grows with that region, not with the store, and each edge crosses the wire about once.
+`in_hops`). So the number of statements is about twice the depth of the region the planner
+visits (each reach hop also sends its nodes' support inputs), the work grows with that
+region, not with the store, and each edge crosses the wire about once. Statements are sent
+before their replies are needed when the view has a plan's `ReadAhead` (see GraphView).
 No query uses a variable-length pattern: those enumerate paths, exponential on DAGs with
 parallel paths. The properties the rules read come with the edges: each edge query also
 returns its far nodes' properties, once per node per statement; get_nodes is only for nodes
@@ -21,14 +23,14 @@ named by id (seeds, --faults, --explain targets).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from provrepair.provenance.errors import InternalError
 from provrepair.provenance.keys import node_uid, task_key
-from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.store.base import GraphStore, Pending, ReadAhead, batched
 from provrepair.provenance.vocab import EdgeLabel, StepType
 
 L = EdgeLabel
@@ -81,10 +83,16 @@ NODE_COLUMNS = ("uid", "id", "task_key", "kind", "step_type", "status", "ts", "t
 
 
 class GraphView:
-    """Read access to one task's provenance graph."""
+    """Read access to one task's provenance graph.
 
-    def __init__(self, store: GraphStore, task_id: str):
+    Edge statements are sent before their replies are needed (`send_out`, `send_support`,
+    `send_task_lists`) when the view has a `ReadAhead` (a plan's): the server runs them while
+    the planner works on earlier replies. Replies are filed in the order sent, and a stage
+    waits only for the replies of its own kind of statement (`_wait`)."""
+
+    def __init__(self, store: GraphStore, task_id: str, reads: ReadAhead | None = None):
         self.store, self.task_id, self.key = store, task_id, task_key(task_id)
+        self.reads = reads  # None: each statement runs when sent (store.run)
         self.nodes: dict[str, Node] = {}
         self.out: dict[str, list[Edge]] = {}   # uid → its outgoing edges (once fetched)
         self.into: dict[str, list[Edge]] = {}  # uid → its incoming edges (once fetched)
@@ -92,6 +100,11 @@ class GraphView:
         # uid → the edges entering it from nodes whose outgoing edges were fetched
         self.from_expanded: dict[str, list[Edge]] = defaultdict(list)
         self.round_trips = 0
+        # Edge statements sent, not filed yet: (reply, the cache it fills), in send order.
+        self._unfiled: deque[tuple[Pending, dict[str, list[Edge]]]] = deque()
+        self._sent = self._filed = 0
+        self._last: dict[int, int] = {}  # cache → the number of the last statement filling it
+        self._early: dict[str, Pending] = {}  # task-wide statements sent ahead
 
     def uid(self, node_id: str) -> str:
         return node_uid(self.key, node_id)
@@ -105,12 +118,14 @@ class GraphView:
     def out_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges leaving these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
-        missing = [n.uid for n in unique if n.uid not in self.out]
-        nodes = self.nodes
-        for anchor, label, sufficient, far in self._fetch("list_out_edges", self.out, missing):
-            self.from_expanded[far].append((label, sufficient is True, nodes[anchor]))
+        self.send_out(unique)
+        self._wait(self.out)
         wanted = frozenset(labels)
         return self._hops(self.out, unique, wanted) if wanted else []
+
+    def send_out(self, anchors: Iterable[Node]) -> None:
+        """Send the query for the outgoing edges of these nodes not asked for yet."""
+        self._send("list_out_edges", self.out, anchors, {"labels": PROVENANCE_LABELS})
 
     def prefetch_out(self, anchors: Iterable[Node]) -> None:
         """Fetch the outgoing edges of these nodes not fetched yet (no hops built)."""
@@ -123,23 +138,31 @@ class GraphView:
     def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
-        self._fetch("list_in_edges", self.into, [n.uid for n in unique if n.uid not in self.into])
+        self._send("list_in_edges", self.into, unique, {"labels": PROVENANCE_LABELS})
+        self._wait(self.into)
         wanted = frozenset(labels)
         return self._hops(self.into, unique, wanted) if wanted else []
 
+    def send_support(self, anchors: Iterable[Node], labels: Iterable[str],
+                     any_sufficiency: Iterable[str]) -> None:
+        """Send the query for the edges entering these nodes with a label in `labels` that
+        are sufficient, or whose label is in `any_sufficiency` (list_support_inputs.cypher).
+        The cache keeps one answer per node: callers pass the same labels every time."""
+        self._send("list_support_inputs", self.supports, anchors,
+                   {"labels": sorted(labels), "any_sufficiency": sorted(any_sufficiency)})
+
     def support_inputs(self, anchors: Iterable[Node], labels: Iterable[str],
                        any_sufficiency: Iterable[str]) -> list[Hop]:
-        """The edges entering these nodes with a label in `labels` that are sufficient, or
-        whose label is in `any_sufficiency` (list_support_inputs.cypher)."""
+        """The edges `send_support` names, of these nodes."""
         unique = self._unique(anchors)
-        missing = [n.uid for n in unique if n.uid not in self.supports]
-        self._fetch("list_support_inputs", self.supports, missing,
-                    labels=sorted(labels), any_sufficiency=sorted(any_sufficiency))
+        self.send_support(unique, labels, any_sufficiency)
+        self._wait(self.supports)
         return self._hops(self.supports, unique, frozenset(labels))
 
     def in_hops_from_expanded(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes from nodes whose outgoing edges this view has
         fetched (all entering edges where they were fetched). No query."""
+        self._file_through(self._sent)  # every edge statement sent so far
         unique = self._unique(anchors)
         known = {n.uid: self.into.get(n.uid) or self.from_expanded.get(n.uid, [])
                  for n in unique}
@@ -154,24 +177,40 @@ class GraphView:
         return [(anchor, label, far, sufficient) for anchor in anchors
                 for label, sufficient, far in cache.get(anchor.uid, ()) if label in labels]
 
-    def _fetch(self, query: str, cache: dict[str, list[Edge]], uids: list[str],
-               **params: Any) -> list[tuple[str, str, bool, str]]:
-        """Edges of these nodes from one edge query (recorded nodes only), filed in `cache`,
-        with the properties of their far nodes (one row per batch: parallel lists). Returns
-        (anchor, label, sufficient, far uid) per edge."""
+    def _send(self, query: str, cache: dict[str, list[Edge]], anchors: Iterable[Node],
+              params: dict[str, Any]) -> None:
+        """One statement per batch of the anchors not asked for yet; filed later, in order."""
+        uids = list(dict.fromkeys(n.uid for n in anchors if n.uid not in cache))
         for uid in uids:
             cache[uid] = []
-        params.setdefault("labels", PROVENANCE_LABELS)
-        edges: list[tuple[str, str, bool, str]] = []
-        for rows in self._batches(query, "uids", uids, params):
-            for row in rows:
-                self._far_nodes(row)
-                edges += zip(row["anchors"], row["labels"], row["sufficient"], row["uids"],
-                             strict=True)
-        nodes = self.nodes
-        for anchor, label, sufficient, far in edges:
+        for batch in batched(uids):
+            self._unfiled.append((self._send_read(query, {**params, "uids": batch}), cache))
+            self._sent += 1
+            self._last[id(cache)] = self._sent
+
+    def _wait(self, cache: dict[str, list[Edge]]) -> None:
+        """File replies through the last statement sent for `cache` (every stage reads the
+        anchors it sent last, so it waits for nothing it does not need: reach reads its
+        hop's out-edges while the support check's statement sent behind them still runs)."""
+        self._file_through(self._last.get(id(cache), 0))
+
+    def _file_through(self, number: int) -> None:
+        while self._filed < number:
+            pending, cache = self._unfiled.popleft()
+            self._filed += 1
+            for row in pending():
+                self._file(row, cache)
+
+    def _file(self, row: dict[str, Any], cache: dict[str, list[Edge]]) -> None:
+        """One edge statement's row (one per batch: parallel lists) into `cache`, with the
+        properties of its far nodes; out-edges are also filed under their targets."""
+        self._far_nodes(row)
+        nodes, out = self.nodes, cache is self.out
+        for anchor, label, sufficient, far in zip(row["anchors"], row["labels"],
+                                                  row["sufficient"], row["uids"], strict=True):
             cache[anchor].append((label, sufficient is True, nodes[far]))
-        return edges
+            if out:
+                self.from_expanded[far].append((label, sufficient is True, nodes[anchor]))
 
     def _far_nodes(self, row: dict[str, Any]) -> None:
         """The far nodes of an edge query's row (columns far_*, those of get_nodes)."""
@@ -182,21 +221,38 @@ class GraphView:
 
     def _load(self, uids: list[str]) -> None:
         """Fetch the rule-relevant properties of the nodes not seen yet (one query a batch)."""
-        for rows in self._batches("get_nodes", "uids", [u for u in uids if u not in self.nodes]):
-            for row in rows:
+        missing = [u for u in uids if u not in self.nodes]
+        for pending in [self._send_read("get_nodes", {"uids": b}) for b in batched(missing)]:
+            for row in pending():
                 self.node(row)
 
+    def send_task_lists(self) -> None:
+        """Send the two task-wide statements (final answers, the task's steps) now; their
+        replies are read when asked for (they do not depend on the region)."""
+        for query in ("find_final_answers", "list_task_steps"):
+            self._early.setdefault(query, self._send_read(query, {"task_key": self.key}))
+
     def final_answers(self) -> list[Node]:
-        return [self.node(row) for row in self.rows("find_final_answers", {"task_key": self.key})]
+        return [self.node(row) for row in self._task_rows("find_final_answers")]
 
     def step_positions(self) -> dict[str, int]:
         """id → trace position of every step of the task."""
-        rows = self.rows("list_task_steps", {"task_key": self.key})
+        rows = self._task_rows("list_task_steps")
         return dict(zip(rows[0]["ids"], rows[0]["positions"], strict=True)) if rows else {}
 
+    def _task_rows(self, query: str) -> list[dict[str, Any]]:
+        pending = self._early.pop(query, None)
+        return pending() if pending else self.rows(query, {"task_key": self.key})
+
     def rows(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._send_read(query, params)()
+
+    def _send_read(self, query: str, params: dict[str, Any]) -> Pending:
         self.round_trips += 1
-        return self.store.run(query, params)
+        if self.reads is None:
+            rows = self.store.run(query, params)
+            return lambda: rows
+        return self.reads.send(query, params)
 
     def node(self, row: dict[str, Any]) -> Node:
         """The Node of a result row (every node query returns the same node columns)."""
@@ -213,9 +269,3 @@ class GraphView:
             raise InternalError(f"an edge leaves task {self.task_id!r} at node {uid!r}")
         node = self.nodes[uid] = Node(uid, node_id, kind, step_type, status, ts, turn, position)
         return node
-
-    def _batches(self, query: str, key: str, items: list[Any],
-                 params: Mapping[str, Any] | None = None) -> Iterator[list[dict[str, Any]]]:
-        for batch in batched(items):
-            self.round_trips += 1
-            yield self.store.run(query, {**(params or {}), key: batch})

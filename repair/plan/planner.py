@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from provrepair.provenance.gc_pause import gc_paused
 from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, ReadAhead
 from provrepair.provenance.validate import require_faults
 from provrepair.provenance.vocab import StepType
 from provrepair.repair.plan import rules
@@ -27,7 +27,12 @@ from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.plan.relevance import Relevance, answer_relevant
 from provrepair.repair.plan.seeds import resolve_seeds
-from provrepair.repair.plan.support import STEP_INPUT_LABELS, Support, check_support
+from provrepair.repair.plan.support import (
+    STEP_INPUT_LABELS,
+    Support,
+    check_support,
+    send_support_inputs,
+)
 
 
 @dataclass
@@ -50,20 +55,29 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
     """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
     `support_check=False` is the paper's ablation "without support check" (P_sup = ∅).
     The cyclic GC is paused meanwhile (provenance/gc_pause.py): a plan allocates in bursts
-    and creates no cycles, and its full passes cost a 1k-node region ~15 ms every other plan."""
-    with gc_paused():
-        return _compute_plan(store, task_id, faults, support_check)
+    and creates no cycles, and its full passes cost a 1k-node region ~15 ms every other plan.
+    Its reads are pipelined (`store.read_ahead()`): the support check's statement of each
+    reach hop, and the task-wide lists, run on the server while the planner works."""
+    with gc_paused(), store.read_ahead() as reads:
+        plan, trace = _compute_plan(store, task_id, faults, support_check, reads)
+    trace.view.reads = None  # --explain reads on after the plan's connection went back
+    return plan, trace
 
 
 def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
-                  support_check: bool) -> tuple[RepairPlan, PlanTrace]:
+                  support_check: bool, reads: ReadAhead) -> tuple[RepairPlan, PlanTrace]:
     task = get_task_props(store, task_id)
     fault_ids = list(dict.fromkeys(faults if faults is not None else task.get("diagnosed_faults", [])))
     require_faults(task_id, fault_ids)
-    view = GraphView(store, task_id)
+    view = GraphView(store, task_id, reads)
     seeds = resolve_seeds(view, fault_ids)
-    region = reach_affected(view, seeds)
     fault_uids = {m.uid for m, _ in seeds.values()}
+
+    def send_support(nodes: list[Node]) -> None:
+        send_support_inputs(view, nodes, fault_uids)
+
+    region = reach_affected(view, seeds, send_support if support_check else None)
+    view.send_task_lists()
     candidates = [v for v in region.nodes.values() if v.uid not in fault_uids]
     support = (check_support(view, candidates, fault_uids, set(region.nodes)) if support_check
                else Support())

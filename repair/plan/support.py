@@ -17,6 +17,9 @@ SUPPORT_LABELS = frozenset({EdgeLabel.SUPPORT, EdgeLabel.CITE, EdgeLabel.DERIVE,
 # What an action or observation reads (used_ids) and its CHAIN predecessors: the controlling
 # plans of an action, the generating actions of an observation.
 STEP_INPUT_LABELS = frozenset({EdgeLabel.CITE, EdgeLabel.SUPPORT, EdgeLabel.CHAIN})
+# Pred_sup: the sufficient SUPPORT, CITE, DERIVE or SUPERSEDE edges into v (only those
+# can preserve), and every DERIVE edge (a memory is checkable only if it has one at all).
+PRED_SUP = (SUPPORT_LABELS, frozenset({EdgeLabel.DERIVE}))
 CHECKED_STEP_TYPES = frozenset({
     StepType.CLAIM, StepType.PLAN, StepType.FINAL_ANSWER, StepType.MEMORY_WRITE,
     StepType.MEMORY_DELETE, StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE})
@@ -72,18 +75,23 @@ def trusted_evidence(v: Node, inputs: list[Hop], tainted: set[str],
     return None
 
 
+def send_support_inputs(view: GraphView, nodes: list[Node], faults: set[str]) -> None:
+    """Send the support check's query for these nodes ahead of `check_support` (the
+    planner calls it per reach hop: the server runs it while reach works)."""
+    view.send_support([v for v in nodes if v.uid not in faults
+                       and is_checkable(v, has_derive_input=True)], *PRED_SUP)
+
+
 def check_support(view: GraphView, candidates: list[Node], faults: set[str],
                   affected: set[str]) -> Support:
     """Verdicts for every node of A0 \\ F (checked directly, or inherited by actions and
     observations)."""
     tainted = faults | affected
     result = Support()
-    # Pred_sup: the sufficient SUPPORT, CITE, DERIVE or SUPERSEDE edges into v (only those
-    # can preserve), and every DERIVE edge (a memory is checkable only if it has one at all).
-    # Only candidates that can be checkable need their inputs: reads, tool actions and
-    # observations never are (they inherit), nor are retired memories.
+    # Only candidates that can be checkable need their inputs (PRED_SUP): reads, tool
+    # actions and observations never are (they inherit), nor are retired memories.
     checkable = [v for v in candidates if is_checkable(v, has_derive_input=True)]
-    inputs = _group(view.support_inputs(checkable, SUPPORT_LABELS, {EdgeLabel.DERIVE}))
+    inputs = _group(view.support_inputs(checkable, *PRED_SUP))
     for v in checkable:
         if not is_checkable(v, any(label == "DERIVE" for _, label, _, _ in inputs[v.uid])):
             continue
