@@ -249,10 +249,7 @@ class GraphView:
 
     def _send_read(self, query: str, params: dict[str, Any]) -> Pending:
         self.round_trips += 1
-        if self.reads is None:
-            rows = self.store.run(query, params)
-            return lambda: rows
-        return self.reads.send(query, params)
+        return (self.reads or ReadAhead(self.store)).send(query, params)
 
     def node(self, row: dict[str, Any]) -> Node:
         """The Node of a result row (every node query returns the same node columns)."""
