@@ -103,7 +103,7 @@ class GraphView:
         # Edge statements sent, not filed yet: (reply, the cache it fills), in send order.
         self._unfiled: deque[tuple[Pending, dict[str, list[Edge]]]] = deque()
         self._sent = self._filed = 0
-        self._last: dict[int, int] = {}  # cache → the number of the last statement filling it
+        self._last: dict[str, int] = {}  # query → the number of its last statement sent
         self._early: dict[str, Pending] = {}  # task-wide statements sent ahead
 
     def uid(self, node_id: str) -> str:
@@ -119,7 +119,7 @@ class GraphView:
         """The edges leaving these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
         self.send_out(unique)
-        self._wait(self.out)
+        self._wait("list_out_edges")
         wanted = frozenset(labels)
         return self._hops(self.out, unique, wanted) if wanted else []
 
@@ -139,7 +139,7 @@ class GraphView:
         """The edges entering these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
         self._send("list_in_edges", self.into, unique, {"labels": PROVENANCE_LABELS})
-        self._wait(self.into)
+        self._wait("list_in_edges")
         wanted = frozenset(labels)
         return self._hops(self.into, unique, wanted) if wanted else []
 
@@ -156,7 +156,7 @@ class GraphView:
         """The edges `send_support` names, of these nodes."""
         unique = self._unique(anchors)
         self.send_support(unique, labels, any_sufficiency)
-        self._wait(self.supports)
+        self._wait("list_support_inputs")
         return self._hops(self.supports, unique, frozenset(labels))
 
     def in_hops_from_expanded(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
@@ -186,13 +186,13 @@ class GraphView:
         for batch in batched(uids):
             self._unfiled.append((self._send_read(query, {**params, "uids": batch}), cache))
             self._sent += 1
-            self._last[id(cache)] = self._sent
+            self._last[query] = self._sent
 
-    def _wait(self, cache: dict[str, list[Edge]]) -> None:
-        """File replies through the last statement sent for `cache` (every stage reads the
+    def _wait(self, query: str) -> None:
+        """File replies through the last statement sent of this query (a stage reads the
         anchors it sent last, so it waits for nothing it does not need: reach reads its
         hop's out-edges while the support check's statement sent behind them still runs)."""
-        self._file_through(self._last.get(id(cache), 0))
+        self._file_through(self._last.get(query, 0))
 
     def _file_through(self, number: int) -> None:
         while self._filed < number:
