@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +84,18 @@ def shared_server(tmp: Path, envs: dict[str, dict[str, str]]) -> Iterator[None]:
         server.stop()
 
 
-def write_case_file(path: Path, task_id: str, elements: int) -> None:
-    """bench/ingest.py's synthetic case of ~`elements` elements, as a JSON case file."""
+def case_file_rounds(measure: str, base_rev: str, name: str, elements: int, rounds: int, *,
+                     server: bool = False) -> dict[str, list[Any]]:
+    """`paired_rounds` of `measure` on one case file (bench/ingest.py's synthetic case of
+    ~`elements` elements, task `name`), passed as argv[1]; with `server`, on one throwaway
+    embedded server that both sides use."""
     from ingest import make_case  # bench/ingest.py
 
-    path.write_text(json.dumps(make_case(task_id, elements=elements)[0]), encoding="utf-8")
+    with sides(base_rev, f"provrepair-{name}-") as (tmp, envs):
+        path = tmp / "case.json"
+        path.write_text(json.dumps(make_case(name, elements=elements)[0]), encoding="utf-8")
+        with shared_server(tmp, envs) if server else nullcontext():
+            return paired_rounds(measure, [str(path)], envs, rounds)
 
 
 def print_element_rates(runs: dict[str, list[Any]]) -> None:

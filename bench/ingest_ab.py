@@ -16,12 +16,9 @@ from __future__ import annotations
 import argparse
 
 from ab import (  # bench/ (the script's own folder, first on sys.path)
-    paired_rounds,
+    case_file_rounds,
     print_element_rates,
     print_ratios,
-    shared_server,
-    sides,
-    write_case_file,
 )
 
 MEASURE = r'''
@@ -51,11 +48,8 @@ def main() -> None:
     parser.add_argument("--elements", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with sides(args.base, "provrepair-ingest-ab-") as (tmp, envs):
-        path = tmp / "case.json"
-        write_case_file(path, "ingest-ab", args.elements)
-        with shared_server(tmp, envs):
-            runs = paired_rounds(MEASURE, [str(path)], envs, args.rounds)
+    runs = case_file_rounds(MEASURE, args.base, "ingest-ab", args.elements, args.rounds,
+                            server=True)
     if any(r["status"] != "created" for side in runs.values() for r in side):
         raise SystemExit("an ingest did not create its task")
     print_ratios(runs, "seconds")

@@ -290,24 +290,24 @@ class TimedReads(PipelinedReads):
     """A plan's pipelined reads, logged like `TimedStore.run`: the wall time is the time the
     planner was blocked on the reply (reading and decoding it), not the send."""
 
-    falkordb: TimedStore
+    store: TimedStore
 
     def send(self, name: str, params: Mapping[str, Any]) -> Pending:
-        if self.falkordb.capture is not None:
-            self.falkordb.capture.append((name, dict(params)))
+        if self.store.capture is not None:
+            self.store.capture.append((name, dict(params)))
         return super().send(name, params)
 
     def _read_next(self) -> None:
         reply = self.unread[0]
         start = time.perf_counter()
         super()._read_next()
-        store = self.falkordb
+        store = self.store
         store.log.append((reply.query.name, time.perf_counter() - start, store.last_server_ms,
                           len(reply.rows or [])))
 
     def _receive(self, query: Query) -> Any:
         raw = super()._receive(query)
-        self.falkordb.last_server_ms = server_ms(raw)
+        self.store.last_server_ms = server_ms(raw)
         return raw
 
 

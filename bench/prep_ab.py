@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 
 from ab import (  # bench/ (the script's own folder, first on sys.path)
-    paired_rounds,
+    case_file_rounds,
     print_element_rates,
     print_ratios,
-    sides,
-    write_case_file,
 )
 
 MEASURE = r'''
@@ -46,10 +44,7 @@ def main() -> None:
     parser.add_argument("--elements", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    with sides(args.base, "provrepair-prep-ab-") as (tmp, envs):
-        path = tmp / "case.json"
-        write_case_file(path, "prep-ab", args.elements)
-        runs = paired_rounds(MEASURE, [str(path)], envs, args.rounds)
+    runs = case_file_rounds(MEASURE, args.base, "prep-ab", args.elements, args.rounds)
     if {r["edges"] for r in runs["old"]} != {r["edges"] for r in runs["new"]}:
         raise SystemExit("the two sides derive different edges")
     print_ratios(runs, "seconds")

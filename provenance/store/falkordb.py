@@ -70,10 +70,8 @@ class FalkorDBStore(GraphStore):
         built and encoded (its rows and parameter text: client CPU) while the server runs
         the one before: the two overlap instead of taking turns (BENCHMARKS.md, "Ingest").
         One statement is in flight at a time, so a failure stops where `run` would."""
-        pool = self._db.connection.connection_pool
-        conn = pool.get_connection()
         sent: tuple[Query, Mapping[str, Any]] | None = None
-        try:
+        with self._stream() as conn:
             for name, params in statements:
                 query = self._checked(name, params)
                 command = self._command(query, params)
@@ -84,23 +82,26 @@ class FalkorDBStore(GraphStore):
                 sent = (query, params)
             if sent is not None:
                 self._finish(conn, *sent, done)
-        except BaseException:
-            conn.disconnect()  # a reply may still be unread: never hand the socket back
-            raise
-        finally:
-            pool.release(conn)
 
     @contextmanager
     def read_ahead(self) -> Iterator[ReadAhead]:
         """Reads pipelined on one connection of the pool (see `PipelinedReads`)."""
-        pool = self._db.connection.connection_pool
-        conn = pool.get_connection()
-        reads = self._pipelined_reads(conn)
-        try:
+        with self._stream() as conn:
+            reads = self._pipelined_reads(conn)
             yield reads
             reads.drain()
+
+    @contextmanager
+    def _stream(self) -> Iterator[Any]:
+        """A pool connection of its own for statements sent ahead of their replies; if the
+        caller fails, it is dropped (a reply may still be unread: never hand the socket
+        back)."""
+        pool = self._db.connection.connection_pool
+        conn = pool.get_connection()
+        try:
+            yield conn
         except BaseException:
-            conn.disconnect()  # replies may still be unread: never hand the socket back
+            conn.disconnect()
             raise
         finally:
             pool.release(conn)
@@ -116,7 +117,8 @@ class FalkorDBStore(GraphStore):
 
     @staticmethod
     def _read_reply(conn: Any, query: Query) -> Any:
-        """The reply of the statement in flight (its rows are not decoded: nobody reads them)."""
+        """The next raw reply on `conn`, checked for errors (not decoded: run_each reads no
+        rows, PipelinedReads decodes them when asked for)."""
         with driver_errors(query):
             reply = conn.read_response()
             check_reply(reply)
@@ -162,15 +164,17 @@ class PipelinedReads(ReadAhead):
     runs one connection's commands one after another, so a reply never depends on a
     statement sent after it."""
 
+    store: FalkorDBStore
+
     def __init__(self, store: FalkorDBStore, conn: Any):
         super().__init__(store)
-        self.falkordb, self.conn = store, conn
+        self.conn = conn
         self.unread: deque[_Reply] = deque()
 
     def send(self, name: str, params: Mapping[str, Any]) -> Pending:
-        query = self.falkordb._checked(name, params)
+        query = self.store._checked(name, params)
         with driver_errors(query):
-            self.conn.send_command(*self.falkordb._command(query, params))
+            self.conn.send_command(*self.store._command(query, params))
         reply = _Reply(query)
         self.unread.append(reply)
         return lambda: self._rows(reply)
@@ -186,18 +190,17 @@ class PipelinedReads(ReadAhead):
     def _read_next(self) -> None:
         """Read the oldest unread reply (a statement's error is kept for its caller)."""
         reply = self.unread.popleft()
-        graph = self.falkordb._graphs[reply.query.target]
+        graph = self.store._graphs[reply.query.target]
         try:
+            raw = self._receive(reply.query)
             with driver_errors(reply.query):
-                reply.rows = rows(graph, self._receive(reply.query))
+                reply.rows = rows(graph, raw)
         except ProvrepairError as exc:
             reply.error = exc
 
     def _receive(self, query: Query) -> Any:
         """The next raw reply on the connection, checked for errors."""
-        raw = self.conn.read_response()
-        check_reply(raw)
-        return raw
+        return self.store._read_reply(self.conn, query)
 
     def drain(self) -> None:
         """Read the replies nobody asked for, so the connection goes back in step."""
