@@ -1,0 +1,149 @@
+"""Reach's statements against two alternatives, by the server's own execution time.
+
+    .venv/bin/python bench/reach_variants.py [--region 1000] [--reps 5]
+
+Starts a throwaway embedded server, stores bench/plan.py's target task (an affected region of
+~R nodes), runs the planner's reach once to record each hop's anchors, then times on the
+server (falkordb's "internal execution time", min of --reps) for the same hops:
+
+- `per_hop`: what the product runs, cypher/repair/list_out_edges.cypher once per hop
+  (also printed: the client-observed time of the same calls, round trip and RESP parsing
+  included);
+- `known`: the same statement told which nodes the planner has seen already
+  (`$known`, its uids), returning far-node properties only for the others; the client's
+  cost of encoding that parameter is printed beside it;
+- `levels`: all of reach in one statement, hop after hop inside the query, each level
+  `collect(DISTINCT …)` so that it does not enumerate paths. Cypher has no set of visited
+  nodes to carry from level to level, so a node reached by paths of several lengths is
+  expanded at each of them. It is timed with as many levels as the planner's reach has hops
+  and returns only counts (a lower bound: reach needs the edges and more levels).
+
+Why: issue 14's last target (the plan no slower than the in-memory reference) is held by
+reach's hops, which run one after another (BENCHMARKS.md, "Planner").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from plan import target_case  # bench/ (the script's own folder, first on sys.path)
+from probes import server_ms
+
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.store.config import open_store
+from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.falkordb import FalkorDBStore
+from provrepair.provenance.store.falkordb_wire import params_header
+from provrepair.repair.plan.affected import reach_affected
+from provrepair.repair.plan.graph import E_PROP, GraphView, Node
+from provrepair.repair.plan.seeds import resolve_seeds
+
+ADMITTED = "w.origin_run IS NULL AND type(r) IN $labels AND w.ts >= $tr"
+WALL = [0.0]  # the last best_ms call's min client-observed ms
+KNOWN = "collect(DISTINCT CASE WHEN w.uid IN $known THEN null ELSE w END) AS far"
+
+
+def recorded_hops(store: FalkorDBStore, task_id: str) -> tuple[list[tuple[list[str], list[str]]], int]:
+    """Each hop's anchors with the uids the planner had seen when it sent it; the seed's ts."""
+    hops: list[tuple[list[str], list[str]]] = []
+    with store.read_ahead() as reads:
+        view = GraphView(store, task_id, reads)
+        seeds = resolve_seeds(view, get_task_props(store, task_id)["diagnosed_faults"])
+
+        def record(anchors: list[Node]) -> None:
+            hops.append(([n.uid for n in anchors], list(view.nodes)))
+
+        reach_affected(view, seeds, record)
+    (_, seed), = seeds.values()
+    return hops, seed.ts
+
+
+def level_query(levels: int) -> str:
+    """Reach as one statement of `levels` levels (bench only: the product never builds Cypher)."""
+    parts = ["UNWIND $uids AS u MATCH (v:Node {uid: u})-[r]->(w) WITH r, w WHERE " + ADMITTED
+             + " WITH collect(DISTINCT w) AS l1, count(r) AS e1"]
+    for i in range(2, levels + 1):
+        counts = ", ".join(f"e{j}" for j in range(1, i))
+        parts.append(f"UNWIND l{i - 1} AS x OPTIONAL MATCH (x)-[r]->(w) WITH {counts}, r, w "
+                     f"WHERE r IS NULL OR ({ADMITTED}) "
+                     f"WITH {counts}, collect(DISTINCT w) AS l{i}, count(r) AS e{i}")
+    return " ".join(parts) + " RETURN [" + ", ".join(f"e{i}" for i in range(1, levels + 1)) + "]"
+
+
+def best_ms(graph: Any, text: str, params: dict[str, Any], reps: int) -> tuple[float, Any]:
+    """Server ms (min of reps) and the reply; WALL[0] becomes the min client-observed ms
+    (round trip, server, RESP parsing; the parameters are encoded before)."""
+    header = params_header(params)
+    replies, walls = [], []
+    for _ in range(reps):
+        start = time.perf_counter()
+        replies.append(graph.execute_command("GRAPH.RO_QUERY", graph.name, header + text,
+                                             "--compact"))
+        walls.append((time.perf_counter() - start) * 1000)
+    WALL[0] = min(walls)
+    return min(server_ms(r) for r in replies), replies[-1]
+
+
+def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, Any]:
+    hops, tr = recorded_hops(store, task_id)
+    graph = store._graphs["graph"]  # the raw client graph: statistics of each reply
+    per_hop = store.registry["list_out_edges"].text
+    known = per_hop.replace("collect(DISTINCT w) AS far", KNOWN)
+    labels = sorted(E_PROP)
+    out = {"hops": len(hops), "per_hop": 0.0, "per_hop_wall": 0.0, "edges": 0, "known": 0.0,
+           "known_wall": 0.0, "known_encode": 0.0}
+    for uids, seen in hops:
+        ms, reply = best_ms(graph, per_hop, {"uids": uids, "labels": labels}, reps)
+        out["per_hop"] += ms
+        out["per_hop_wall"] += WALL[0]
+        out["edges"] += len(reply[1][0][0][1])  # the anchors column: one entry per edge
+        start = time.perf_counter()
+        params_header({"uids": uids, "labels": labels, "known": seen})
+        out["known_encode"] += (time.perf_counter() - start) * 1000
+        out["known"] += best_ms(graph, known, {"uids": uids, "labels": labels, "known": seen},
+                                reps)[0]
+        out["known_wall"] += WALL[0]
+    ms, reply = best_ms(graph, level_query(len(hops)),
+                        {"uids": hops[0][0], "labels": labels, "tr": tr}, reps)
+    out["levels"] = ms
+    out["level_edges"] = [value for _, value in reply[1][0][0][1]]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--region", type=int, default=1000)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="provrepair-reach-") as tmp:
+        os.environ["PROVREPAIR_HOME"] = str(Path(tmp) / "home")
+        server = EmbeddedServer(Path(tmp) / "home")
+        server.start()
+        try:
+            store = open_store()
+            assert isinstance(store, FalkorDBStore)
+            store.ensure_schema()
+            case = target_case(args.region)
+            ingest_case(store, case)
+            result = measure(store, case.task_id, args.reps)
+        finally:
+            server.stop()
+    print(f"reach of a ~{args.region}-node region: {result['hops']} hops; server ms "
+          f"(client-observed ms: send, server, RESP parse), min of {args.reps}:")
+    print(f"  per_hop (the product)          {result['per_hop']:8.2f}  "
+          f"({result['per_hop_wall']:.2f})  edges {result['edges']}")
+    print(f"  known                          {result['known']:8.2f}  "
+          f"({result['known_wall']:.2f}, + {result['known_encode']:.2f} encoding $known)")
+    print(f"  levels (one statement, counts) {result['levels']:8.2f}  "
+          f"edges {sum(result['level_edges'])}, "
+          f"per level {result['level_edges']}")
+
+
+if __name__ == "__main__":
+    main()
