@@ -1,4 +1,4 @@
-"""Reach's statements against two alternatives, by the server's own execution time.
+"""Reach's statements against three alternatives, by the server's own execution time.
 
     .venv/bin/python bench/reach_variants.py [--region 1000] [--reps 5]
 
@@ -16,7 +16,11 @@ server (falkordb's "internal execution time", min of --reps) for the same hops:
   `collect(DISTINCT …)` so that it does not enumerate paths. Cypher has no set of visited
   nodes to carry from level to level, so a node reached by paths of several lengths is
   expanded at each of them. It is timed with as many levels as the planner's reach has hops
-  and returns only counts (a lower bound: reach needs the edges and more levels).
+  and returns only counts (a lower bound: reach needs the edges and more levels);
+- `two_connections`: the product's statements, but each hop of ≥ 40 anchors split in two
+  halves sent on two connections at once, so that the server's two threads run them side by
+  side; client-observed time of all hops, one connection against two, alternating, median
+  of --rounds.
 
 Why: issue 14's last target (the plan no slower than the in-memory reference) is held by
 reach's hops, which run one after another (BENCHMARKS.md, "Planner").
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -39,9 +44,9 @@ from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.config import open_store
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
-from provrepair.provenance.store.falkordb_wire import params_header
+from provrepair.provenance.store.falkordb_wire import check_reply, params_header
 from provrepair.repair.plan.affected import reach_affected
-from provrepair.repair.plan.graph import E_PROP, GraphView, Node
+from provrepair.repair.plan.graph import E_PROP, PROVENANCE_LABELS, GraphView, Node
 from provrepair.repair.plan.seeds import resolve_seeds
 
 ADMITTED = "w.origin_run IS NULL AND type(r) IN $labels AND w.ts >= $tr"
@@ -90,19 +95,27 @@ def best_ms(graph: Any, text: str, params: dict[str, Any], reps: int) -> tuple[f
     return min(server_ms(r) for r in replies), replies[-1]
 
 
-def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, Any]:
+def measure(store: FalkorDBStore, task_id: str, reps: int, rounds: int) -> dict[str, Any]:
     hops, tr = recorded_hops(store, task_id)
     graph = store._graphs["graph"]  # the raw client graph: statistics of each reply
     per_hop = store.registry["list_out_edges"].text
     known = per_hop.replace("collect(DISTINCT w) AS far", KNOWN)
-    labels = sorted(E_PROP)
-    out = {"hops": len(hops), "per_hop": 0.0, "per_hop_wall": 0.0, "edges": 0, "known": 0.0,
+    labels = PROVENANCE_LABELS  # what the planner sends: every label, CHAIN included
+    out = {"hops": len(hops), "per_hop": 0.0, "per_hop_wall": 0.0, "edges": 0,
+           "prop_edges": 0, "far": 0,
+           "far_known": 0, "known": 0.0,
            "known_wall": 0.0, "known_encode": 0.0}
     for uids, seen in hops:
         ms, reply = best_ms(graph, per_hop, {"uids": uids, "labels": labels}, reps)
         out["per_hop"] += ms
         out["per_hop_wall"] += WALL[0]
-        out["edges"] += len(reply[1][0][0][1])  # the anchors column: one entry per edge
+        edge_labels = [label for _, label in reply[1][0][1][1]]  # one entry per edge
+        out["edges"] += len(edge_labels)
+        out["prop_edges"] += sum(label in E_PROP for label in edge_labels)
+        far = [uid for _, uid in reply[1][0][4][1]]  # far_uid: one entry per far node
+        known_uids = set(seen)
+        out["far"] += len(far)
+        out["far_known"] += sum(uid in known_uids for uid in far)
         start = time.perf_counter()
         params_header({"uids": uids, "labels": labels, "known": seen})
         out["known_encode"] += (time.perf_counter() - start) * 1000
@@ -110,16 +123,51 @@ def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, Any]:
                                 reps)[0]
         out["known_wall"] += WALL[0]
     ms, reply = best_ms(graph, level_query(len(hops)),
-                        {"uids": hops[0][0], "labels": labels, "tr": tr}, reps)
+                        {"uids": hops[0][0], "labels": sorted(E_PROP), "tr": tr}, reps)
     out["levels"] = ms
     out["level_edges"] = [value for _, value in reply[1][0][0][1]]
+    out["connections"] = connections_ms(store, [u for u, _ in hops], rounds)
     return out
+
+
+def connections_ms(store: FalkorDBStore, hops: list[list[str]], rounds: int) -> list[float]:
+    """Median ms of all hops' statements on one connection, with wide hops split over two,
+    and the median of the rounds' two ÷ one ratios."""
+    graph = store._graphs["graph"]
+    pool = store._db.connection.connection_pool
+    first, second = pool.get_connection(), pool.get_connection()
+    text, labels = store.registry["list_out_edges"].text, PROVENANCE_LABELS
+
+    def command(uids: list[str]) -> tuple[str, ...]:
+        return ("GRAPH.RO_QUERY", graph.name,
+                params_header({"uids": uids, "labels": labels}) + text, "--compact")
+
+    def run(split: bool) -> float:
+        start = time.perf_counter()
+        for uids in hops:
+            halves = [uids[:len(uids) // 2], uids[len(uids) // 2:]]
+            pairs = (list(zip((first, second), halves, strict=True)) if split and len(uids) >= 40
+                     else [(first, uids)])
+            for conn, part in pairs:
+                conn.send_command(*command(part))
+            for conn, _ in pairs:
+                check_reply(conn.read_response())
+        return (time.perf_counter() - start) * 1000
+
+    try:
+        times = [(run(False), run(True)) for _ in range(rounds)]
+    finally:
+        pool.release(first)
+        pool.release(second)
+    return [statistics.median(t for t, _ in times), statistics.median(t for _, t in times),
+            statistics.median(two / one for one, two in times)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--region", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="provrepair-reach-") as tmp:
         os.environ["PROVREPAIR_HOME"] = str(Path(tmp) / "home")
@@ -131,18 +179,23 @@ def main() -> None:
             store.ensure_schema()
             case = target_case(args.region)
             ingest_case(store, case)
-            result = measure(store, case.task_id, args.reps)
+            result = measure(store, case.task_id, args.reps, args.rounds)
         finally:
             server.stop()
     print(f"reach of a ~{args.region}-node region: {result['hops']} hops; server ms "
           f"(client-observed ms: send, server, RESP parse), min of {args.reps}:")
     print(f"  per_hop (the product)          {result['per_hop']:8.2f}  "
-          f"({result['per_hop_wall']:.2f})  edges {result['edges']}")
+          f"({result['per_hop_wall']:.2f})  edges {result['edges']}, "
+          f"{result['prop_edges']} of them propagating")
     print(f"  known                          {result['known']:8.2f}  "
-          f"({result['known_wall']:.2f}, + {result['known_encode']:.2f} encoding $known)")
+          f"({result['known_wall']:.2f}, + {result['known_encode']:.2f} encoding $known)  "
+          f"far nodes returned {result['far']}, already seen {result['far_known']}")
     print(f"  levels (one statement, counts) {result['levels']:8.2f}  "
           f"edges {sum(result['level_edges'])}, "
           f"per level {result['level_edges']}")
+    one, two, ratio = result["connections"]
+    print(f"client-observed ms of all hops' statements, median of {args.rounds} rounds: one "
+          f"connection {one:.2f}, wide hops split over two {two:.2f} (paired ratio {ratio:.2f})")
 
 
 if __name__ == "__main__":
