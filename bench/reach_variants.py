@@ -29,20 +29,20 @@ reach's hops, which run one after another (BENCHMARKS.md, "Planner").
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from plan import target_case  # bench/ (the script's own folder, first on sys.path)
+from ab import shared_server  # bench/ (the script's own folder, first on sys.path)
+from plan import target_case
 from probes import server_ms
 
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.config import open_store
-from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
 from provrepair.provenance.store.falkordb_wire import check_reply, params_header
 from provrepair.repair.plan.affected import reach_affected
@@ -50,7 +50,6 @@ from provrepair.repair.plan.graph import E_PROP, PROVENANCE_LABELS, GraphView, N
 from provrepair.repair.plan.seeds import resolve_seeds
 
 ADMITTED = "w.origin_run IS NULL AND type(r) IN $labels AND w.ts >= $tr"
-WALL = [0.0]  # the last best_ms call's min client-observed ms
 KNOWN = "collect(DISTINCT CASE WHEN w.uid IN $known THEN null ELSE w END) AS far"
 
 
@@ -81,9 +80,10 @@ def level_query(levels: int) -> str:
     return " ".join(parts) + " RETURN [" + ", ".join(f"e{i}" for i in range(1, levels + 1)) + "]"
 
 
-def best_ms(graph: Any, text: str, params: dict[str, Any], reps: int) -> tuple[float, Any]:
-    """Server ms (min of reps) and the reply; WALL[0] becomes the min client-observed ms
-    (round trip, server, RESP parsing; the parameters are encoded before)."""
+def best_ms(graph: Any, text: str, params: dict[str, Any], reps: int
+            ) -> tuple[float, float, Any]:
+    """Server ms and client-observed ms (round trip, server, RESP parsing; the parameters
+    are encoded before), each the min of reps, and the last reply."""
     header = params_header(params)
     replies, walls = [], []
     for _ in range(reps):
@@ -91,8 +91,7 @@ def best_ms(graph: Any, text: str, params: dict[str, Any], reps: int) -> tuple[f
         replies.append(graph.execute_command("GRAPH.RO_QUERY", graph.name, header + text,
                                              "--compact"))
         walls.append((time.perf_counter() - start) * 1000)
-    WALL[0] = min(walls)
-    return min(server_ms(r) for r in replies), replies[-1]
+    return min(server_ms(r) for r in replies), min(walls), replies[-1]
 
 
 def measure(store: FalkorDBStore, task_id: str, reps: int, rounds: int) -> dict[str, Any]:
@@ -101,33 +100,26 @@ def measure(store: FalkorDBStore, task_id: str, reps: int, rounds: int) -> dict[
     per_hop = store.registry["list_out_edges"].text
     known = per_hop.replace("collect(DISTINCT w) AS far", KNOWN)
     labels = PROVENANCE_LABELS  # what the planner sends: every label, CHAIN included
-    out = {"hops": len(hops), "per_hop": 0.0, "per_hop_wall": 0.0, "edges": 0,
-           "prop_edges": 0, "far": 0,
-           "far_known": 0, "known": 0.0,
-           "known_wall": 0.0, "known_encode": 0.0}
+    out: Counter[str] = Counter()
     for uids, seen in hops:
-        ms, reply = best_ms(graph, per_hop, {"uids": uids, "labels": labels}, reps)
-        out["per_hop"] += ms
-        out["per_hop_wall"] += WALL[0]
+        ms, wall, reply = best_ms(graph, per_hop, {"uids": uids, "labels": labels}, reps)
+        out.update(per_hop=ms, per_hop_wall=wall)
         edge_labels = [label for _, label in reply[1][0][1][1]]  # one entry per edge
-        out["edges"] += len(edge_labels)
-        out["prop_edges"] += sum(label in E_PROP for label in edge_labels)
         far = [uid for _, uid in reply[1][0][4][1]]  # far_uid: one entry per far node
         known_uids = set(seen)
-        out["far"] += len(far)
-        out["far_known"] += sum(uid in known_uids for uid in far)
+        out.update(edges=len(edge_labels), prop_edges=sum(x in E_PROP for x in edge_labels),
+                   far=len(far), far_known=sum(uid in known_uids for uid in far))
+        params = {"uids": uids, "labels": labels, "known": seen}
         start = time.perf_counter()
-        params_header({"uids": uids, "labels": labels, "known": seen})
-        out["known_encode"] += (time.perf_counter() - start) * 1000
-        out["known"] += best_ms(graph, known, {"uids": uids, "labels": labels, "known": seen},
-                                reps)[0]
-        out["known_wall"] += WALL[0]
-    ms, reply = best_ms(graph, level_query(len(hops)),
-                        {"uids": hops[0][0], "labels": sorted(E_PROP), "tr": tr}, reps)
-    out["levels"] = ms
-    out["level_edges"] = [value for _, value in reply[1][0][0][1]]
-    out["connections"] = connections_ms(store, [u for u, _ in hops], rounds)
-    return out
+        params_header(params)
+        out.update(known_encode=(time.perf_counter() - start) * 1000)
+        ms, wall, _ = best_ms(graph, known, params, reps)
+        out.update(known=ms, known_wall=wall)
+    ms, _, reply = best_ms(graph, level_query(len(hops)),
+                           {"uids": hops[0][0], "labels": sorted(E_PROP), "tr": tr}, reps)
+    return {**out, "hops": len(hops), "levels": ms,
+            "level_edges": [value for _, value in reply[1][0][0][1]],
+            "connections": connections_ms(store, [u for u, _ in hops], rounds)}
 
 
 def connections_ms(store: FalkorDBStore, hops: list[list[str]], rounds: int) -> list[float]:
@@ -155,6 +147,7 @@ def connections_ms(store: FalkorDBStore, hops: list[list[str]], rounds: int) -> 
         return (time.perf_counter() - start) * 1000
 
     try:
+        run(False), run(True)  # warm-up: the first round would time cold connections
         times = [(run(False), run(True)) for _ in range(rounds)]
     finally:
         pool.release(first)
@@ -169,19 +162,14 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="provrepair-reach-") as tmp:
-        os.environ["PROVREPAIR_HOME"] = str(Path(tmp) / "home")
-        server = EmbeddedServer(Path(tmp) / "home")
-        server.start()
-        try:
-            store = open_store()
-            assert isinstance(store, FalkorDBStore)
-            store.ensure_schema()
-            case = target_case(args.region)
-            ingest_case(store, case)
-            result = measure(store, case.task_id, args.reps, args.rounds)
-        finally:
-            server.stop()
+    with tempfile.TemporaryDirectory(prefix="provrepair-reach-") as tmp, \
+            shared_server(Path(tmp), {}):
+        store = open_store()
+        assert isinstance(store, FalkorDBStore)
+        store.ensure_schema()
+        case = target_case(args.region)
+        ingest_case(store, case)
+        result = measure(store, case.task_id, args.reps, args.rounds)
     print(f"reach of a ~{args.region}-node region: {result['hops']} hops; server ms "
           f"(client-observed ms: send, server, RESP parse), min of {args.reps}:")
     print(f"  per_hop (the product)          {result['per_hop']:8.2f}  "
