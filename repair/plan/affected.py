@@ -9,9 +9,11 @@ with (a smaller t_r admits a superset), and is expanded again only if a smaller 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from provrepair.provenance.store.base import Pending
 from provrepair.repair.plan.graph import E_PROP, GraphView, Node
 
 
@@ -31,35 +33,61 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]],
                    on_frontier: Callable[[list[Node]], None] | None = None) -> Affected:
     """A0, one statement per hop. `on_frontier(nodes)` is called with each hop's anchors
     once their statement is sent, before its reply is read: statements it sends run on
-    the server while this loop works on the reply (the planner sends the support check's)."""
+    the server while this loop works on the reply (the planner sends the support check's).
+    The next hop is decided from the reply's columns and sent before the reply is filed
+    (Node objects, edge caches): the server runs it while the planner files."""
     region = Affected()
     frontier: dict[str, int] = {}
     for fault_id, (memory, seed) in seeds.items():
         t_r = seed.ts
         for start in (memory, seed):  # in A0 unconditionally; expanded with this t_r
-            if _admit(region, start, t_r, fault_id):
+            region.nodes[start.uid] = start
+            if _admit(region, start.uid, t_r, fault_id):
                 frontier[start.uid] = region.threshold[start.uid]
+    fetched = {uid for uid in frontier if uid in view.out}
+    replies = view.send_out_uids(frontier)
     while frontier:
-        current, frontier = frontier, {}
-        anchors = [region.nodes[uid] for uid in current]
-        view.send_out(anchors)
+        current, sent = frontier, view.sent
         if on_frontier is not None:
-            on_frontier(anchors)
-        for anchor, label, node, _ in view.out_hops(anchors, E_PROP):
-            tr = current[anchor.uid]
-            if node.ts >= tr and _admit(region, node, tr, region.origin[anchor.uid]):
-                region.reached_from.setdefault(node.uid, (anchor.uid, label,
-                                                          region.origin[anchor.uid]))
-                frontier[node.uid] = tr
+            on_frontier([region.nodes[uid] for uid in current])
+        frontier = {}
+        for anchor, label, far, ts in _out_edges(view, current, fetched, replies):
+            tr = current[anchor]
+            if ts >= tr and label in E_PROP and _admit(region, far, tr, region.origin[anchor]):
+                region.reached_from.setdefault(far, (anchor, label, region.origin[anchor]))
+                frontier[far] = tr
+        fetched = {uid for uid in frontier if uid in view.out}
+        replies = view.send_out_uids(frontier)
+        view.file_sent(sent)  # this hop's reply, filed while the server runs the next
+        for uid in frontier:
+            region.nodes[uid] = view.nodes[uid]
     return region
 
 
-def _admit(region: Affected, node: Node, tr: int, fault_id: str) -> bool:
-    """Record node as reached with threshold tr; True if it must be (re)expanded."""
-    old = region.threshold.get(node.uid)
+def _out_edges(view: GraphView, anchors: dict[str, int], fetched: set[str],
+               replies: list[Pending]) -> Iterator[tuple[str, str, str, int]]:
+    """(anchor, label, far uid, far ts) of every edge leaving these anchors, in the order
+    of the anchors: read from the hop's replies (not filed yet), or from the edge cache for
+    anchors fetched on an earlier hop (a node reached again with a smaller threshold)."""
+    edges = [(anchor, label, far, ts[far]) for pending in replies for row in pending()
+             for ts in [dict(zip(row["far_uid"], row["far_ts"], strict=True))]
+             for anchor, label, far in zip(row["anchors"], row["labels"], row["uids"],
+                                           strict=True)]
+    if not fetched:  # the replies list the edges in the order of their anchors
+        return iter(edges)
+    by_anchor: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
+    for edge in edges:
+        by_anchor[edge[0]].append(edge)
+    for anchor in fetched:
+        by_anchor[anchor] = [(anchor, label, n.uid, n.ts) for label, _, n in view.out[anchor]]
+    return (edge for anchor in anchors for edge in by_anchor.get(anchor, ()))
+
+
+def _admit(region: Affected, uid: str, tr: int, fault_id: str) -> bool:
+    """Record uid as reached with threshold tr; True if it must be (re)expanded."""
+    old = region.threshold.get(uid)
     if old is not None and old <= tr:
         return False
-    region.nodes[node.uid] = node
-    region.threshold[node.uid] = tr
-    region.origin.setdefault(node.uid, fault_id)
+    region.threshold[uid] = tr
+    region.origin.setdefault(uid, fault_id)
     return True

@@ -125,7 +125,21 @@ class GraphView:
 
     def send_out(self, anchors: Iterable[Node]) -> None:
         """Send the query for the outgoing edges of these nodes not asked for yet."""
-        self._send("list_out_edges", self.out, anchors, {"labels": PROVENANCE_LABELS})
+        self.send_out_uids(n.uid for n in anchors)
+
+    def send_out_uids(self, uids: Iterable[str]) -> list[Pending]:
+        """`send_out` by uid; the replies of the statements sent (reading one does not file
+        it: `file_sent` does, and any stage's wait)."""
+        return self._send("list_out_edges", self.out, uids, {"labels": PROVENANCE_LABELS})
+
+    @property
+    def sent(self) -> int:
+        """The number of edge statements sent so far (for `file_sent`)."""
+        return self._sent
+
+    def file_sent(self, number: int) -> None:
+        """File the replies of the first `number` edge statements sent."""
+        self._file_through(number)
 
     def prefetch_out(self, anchors: Iterable[Node]) -> None:
         """Fetch the outgoing edges of these nodes not fetched yet (no hops built)."""
@@ -138,7 +152,8 @@ class GraphView:
     def in_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges entering these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
-        self._send("list_in_edges", self.into, unique, {"labels": PROVENANCE_LABELS})
+        self._send("list_in_edges", self.into, (n.uid for n in unique),
+                   {"labels": PROVENANCE_LABELS})
         self._wait("list_in_edges")
         wanted = frozenset(labels)
         return self._hops(self.into, unique, wanted) if wanted else []
@@ -148,7 +163,7 @@ class GraphView:
         """Send the query for the edges entering these nodes with a label in `labels` that
         are sufficient, or whose label is in `any_sufficiency` (list_support_inputs.cypher).
         The cache keeps one answer per node: callers pass the same labels every time."""
-        self._send("list_support_inputs", self.supports, anchors,
+        self._send("list_support_inputs", self.supports, (n.uid for n in anchors),
                    {"labels": sorted(labels), "any_sufficiency": sorted(any_sufficiency)})
 
     def support_inputs(self, anchors: Iterable[Node], labels: Iterable[str],
@@ -177,16 +192,20 @@ class GraphView:
         return [(anchor, label, far, sufficient) for anchor in anchors
                 for label, sufficient, far in cache.get(anchor.uid, ()) if label in labels]
 
-    def _send(self, query: str, cache: dict[str, list[Edge]], anchors: Iterable[Node],
-              params: dict[str, Any]) -> None:
-        """One statement per batch of the anchors not asked for yet; filed later, in order."""
-        uids = list(dict.fromkeys(n.uid for n in anchors if n.uid not in cache))
+    def _send(self, query: str, cache: dict[str, list[Edge]], anchors: Iterable[str],
+              params: dict[str, Any]) -> list[Pending]:
+        """One statement per batch of the anchors (uids) not asked for yet; filed later, in
+        order."""
+        uids = list(dict.fromkeys(u for u in anchors if u not in cache))
         for uid in uids:
             cache[uid] = []
+        sent = []
         for batch in batched(uids):
-            self._unfiled.append((self._send_read(query, {**params, "uids": batch}), cache))
+            sent.append(self._send_read(query, {**params, "uids": batch}))
+            self._unfiled.append((sent[-1], cache))
             self._sent += 1
             self._last[query] = self._sent
+        return sent
 
     def _wait(self, query: str) -> None:
         """File replies through the last statement sent of this query (a stage reads the
