@@ -73,7 +73,9 @@ def _out_edges(view: GraphView, anchors: dict[str, int], fetched: set[str],
              for ts in [dict(zip(row["far_uid"], row["far_ts"], strict=True))]
              for anchor, label, far in zip(row["anchors"], row["labels"], row["uids"],
                                            strict=True)]
-    if not fetched:  # the replies list the edges in the order of their anchors
+    # The server lists a statement's edges grouped by anchor, anchors in the order sent;
+    # the order decides only which predecessor --explain names first, never the plan.
+    if not fetched:
         return iter(edges)
     by_anchor: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
     for edge in edges:
