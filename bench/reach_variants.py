@@ -1,4 +1,4 @@
-"""Reach's statements against three alternatives, by the server's own execution time.
+"""Reach's statements, their parts and three alternatives, by the server's execution time.
 
     .venv/bin/python bench/reach_variants.py [--region 1000] [--reps 5]
 
@@ -9,6 +9,8 @@ server (falkordb's "internal execution time", min of --reps) for the same hops:
 - `per_hop`: what the product runs, cypher/repair/list_out_edges.cypher once per hop
   (also printed: the client-observed time of the same calls, round trip and RESP parsing
   included);
+- `edges_only`, `walk`: the same statement without the far nodes' properties, and its walk
+  and filter alone returning one count: where the server time of a hop goes;
 - `known`: the same statement told which nodes the planner has seen already
   (`$known`, its uids), returning far-node properties only for the others; the client's
   cost of encoding that parameter is printed beside it;
@@ -50,6 +52,10 @@ from provrepair.repair.plan.graph import E_PROP, PROVENANCE_LABELS, GraphView, N
 from provrepair.repair.plan.seeds import resolve_seeds
 
 ADMITTED = "w.origin_run IS NULL AND type(r) IN $labels AND w.ts >= $tr"
+FAR_NODES = ",\n     collect(DISTINCT w) AS far"  # where list_out_edges starts on far nodes
+# The product's walk and filter alone, returning one count: what walking the edges costs.
+WALK = ("UNWIND $uids AS u MATCH (v:Node {uid: u})-[r]->(w) WITH r, w "
+        "WHERE w.origin_run IS NULL AND type(r) IN $labels RETURN count(r)")
 KNOWN = "collect(DISTINCT CASE WHEN w.uid IN $known THEN null ELSE w END) AS far"
 
 
@@ -99,6 +105,8 @@ def measure(store: FalkorDBStore, task_id: str, reps: int, rounds: int) -> dict[
     graph = store._graphs["graph"]  # the raw client graph: statistics of each reply
     per_hop = store.registry["list_out_edges"].text
     known = per_hop.replace("collect(DISTINCT w) AS far", KNOWN)
+    assert FAR_NODES in per_hop, "update FAR_NODES for cypher/repair/list_out_edges.cypher"
+    edges_only = per_hop.split(FAR_NODES)[0] + "\nRETURN anchors, labels, sufficient, uids"
     labels = PROVENANCE_LABELS  # what the planner sends: every label, CHAIN included
     out: Counter[str] = Counter()
     for uids, seen in hops:
@@ -115,6 +123,9 @@ def measure(store: FalkorDBStore, task_id: str, reps: int, rounds: int) -> dict[
         out.update(known_encode=(time.perf_counter() - start) * 1000)
         ms, wall, _ = best_ms(graph, known, params, reps)
         out.update(known=ms, known_wall=wall)
+        for name, text in (("edges_only", edges_only), ("walk", WALK)):
+            ms, wall, _ = best_ms(graph, text, {"uids": uids, "labels": labels}, reps)
+            out.update({name: ms, f"{name}_wall": wall})
     ms, _, reply = best_ms(graph, level_query(len(hops)),
                            {"uids": hops[0][0], "labels": sorted(E_PROP), "tr": tr}, reps)
     return {**out, "hops": len(hops), "levels": ms,
@@ -175,6 +186,10 @@ def main() -> None:
     print(f"  per_hop (the product)          {result['per_hop']:8.2f}  "
           f"({result['per_hop_wall']:.2f})  edges {result['edges']}, "
           f"{result['prop_edges']} of them propagating")
+    print(f"  edges only (no far nodes)      {result['edges_only']:8.2f}  "
+          f"({result['edges_only_wall']:.2f})")
+    print(f"  walk only (one count)          {result['walk']:8.2f}  "
+          f"({result['walk_wall']:.2f})")
     print(f"  known                          {result['known']:8.2f}  "
           f"({result['known_wall']:.2f}, + {result['known_encode']:.2f} encoding $known)  "
           f"far nodes returned {result['far']}, already seen {result['far_known']}")

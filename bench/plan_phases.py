@@ -1,0 +1,94 @@
+"""Where a plan's time goes: reach against the stages after it, wall and client CPU.
+
+    .venv/bin/python bench/plan_phases.py [--region 1000] [--plans 41]
+
+Starts a throwaway embedded server, stores bench/plan.py's target task (an affected region of
+~R nodes) and times `compute_plan` with its reach stage (`reach_affected`) timed apart: wall
+time and this thread's CPU time of each, medians of --plans plans after a warm-up, with the
+in-memory reference planner (repair/plan/reference.py) on the same case interleaved plan by
+plan. Reach's wall time minus its CPU time is what the planner waits for the server (reach's
+hops depend on each other); the stages after reach need the whole region (a candidate's
+independence is p ∉ F ∪ A0), so they start when reach ends. The cyclic GC is paused by the
+product meanwhile, as in every plan.
+
+Why: issue 14's last target (the plan no slower than the in-memory reference; BENCHMARKS.md,
+"Planner").
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ab import shared_server  # bench/ (the script's own folder, first on sys.path)
+from plan import target_case
+
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.config import open_store
+from provrepair.repair.plan import planner
+from provrepair.repair.plan.reference import plan_in_memory
+
+
+def timed(function: Callable[..., Any], into: dict[str, float]) -> Callable[..., Any]:
+    """`function`, recording the wall and thread CPU ms of its last call in `into`."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            into["wall"] = (time.perf_counter() - wall) * 1000
+            into["cpu"] = (time.thread_time() - cpu) * 1000
+    return wrapper
+
+
+def measure(region: int, plans: int) -> dict[str, float]:
+    store = open_store()
+    store.ensure_schema()
+    case = target_case(region)
+    ingest_case(store, case)
+    reach: dict[str, float] = {}
+    planner.reach_affected = timed(planner.reach_affected, reach)  # type: ignore[assignment]
+    plan: dict[str, float] = {}
+    compute = timed(planner.compute_plan, plan)
+    compute(store, case.task_id)  # warm-up
+    runs: dict[str, list[float]] = {key: [] for key in
+                                    ("plan", "plan_cpu", "reach", "reach_cpu", "waiting",
+                                     "after", "after_cpu", "reference")}
+    for _ in range(plans):
+        compute(store, case.task_id)
+        start = time.perf_counter()
+        plan_in_memory(case)
+        runs["reference"].append((time.perf_counter() - start) * 1000)
+        runs["plan"].append(plan["wall"])
+        runs["plan_cpu"].append(plan["cpu"])
+        runs["reach"].append(reach["wall"])
+        runs["reach_cpu"].append(reach["cpu"])
+        runs["waiting"].append(reach["wall"] - reach["cpu"])
+        runs["after"].append(plan["wall"] - reach["wall"])
+        runs["after_cpu"].append(plan["cpu"] - reach["cpu"])
+    return {key: statistics.median(values) for key, values in runs.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--region", type=int, default=1000)
+    parser.add_argument("--plans", type=int, default=41)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="provrepair-phases-") as tmp, \
+            shared_server(Path(tmp), {}):
+        m = measure(args.region, args.plans)
+    print(f"~{args.region}-node region, medians of {args.plans} plans (ms):")
+    print(f"  plan          wall {m['plan']:6.1f}  client CPU {m['plan_cpu']:6.1f}")
+    print(f"  reach         wall {m['reach']:6.1f}  client CPU {m['reach_cpu']:6.1f}  "
+          f"waiting {m['waiting']:.1f}")
+    print(f"  after reach   wall {m['after']:6.1f}  client CPU {m['after_cpu']:6.1f}")
+    print(f"  in-memory reference {m['reference']:.1f} (plan ×{m['plan'] / m['reference']:.2f})")
+
+
+if __name__ == "__main__":
+    main()
