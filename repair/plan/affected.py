@@ -69,10 +69,12 @@ def _out_edges(view: GraphView, anchors: dict[str, int], fetched: set[str],
     """(anchor, label, far uid, far ts) of every edge leaving these anchors, in the order
     of the anchors: read from the hop's replies (not filed yet), or from the edge cache for
     anchors fetched on an earlier hop (a node reached again with a smaller threshold)."""
-    edges = [(anchor, label, far, ts[far]) for pending in replies for row in pending()
-             for ts in [dict(zip(row["far_uid"], row["far_ts"], strict=True))]
-             for anchor, label, far in zip(row["anchors"], row["labels"], row["uids"],
-                                           strict=True)]
+    edges: list[tuple[str, str, str, int]] = []
+    for pending in replies:
+        for row in pending():
+            ts = dict(zip(row["far_uid"], row["far_ts"], strict=True))
+            edges += [(anchor, label, far, ts[far]) for anchor, label, far
+                      in zip(row["anchors"], row["labels"], row["uids"], strict=True)]
     # The server lists a statement's edges grouped by anchor, anchors in the order sent;
     # the order decides only which predecessor --explain names first, never the plan.
     if not fetched:
