@@ -84,6 +84,23 @@ def shared_server(tmp: Path, envs: dict[str, dict[str, str]]) -> Iterator[None]:
         server.stop()
 
 
+@contextmanager
+def stored_target(region: int, prefix: str) -> Iterator[tuple[Any, Any]]:
+    """(store, case): a throwaway embedded server holding bench/plan.py's target task with an
+    affected region of ~`region` nodes, for the planner benchmarks run in one process."""
+    from plan import target_case  # bench/plan.py
+
+    from provrepair.provenance.ingest import ingest_case
+    from provrepair.provenance.store.config import open_store
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, shared_server(Path(tmp), {}):
+        store = open_store()
+        store.ensure_schema()
+        case = target_case(region)
+        ingest_case(store, case)
+        yield store, case
+
+
 def case_file_rounds(measure: str, base_rev: str, name: str, elements: int, rounds: int, *,
                      server: bool = False) -> dict[str, list[Any]]:
     """`paired_rounds` of `measure` on one case file (bench/ingest.py's synthetic case of

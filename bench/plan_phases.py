@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from ab import shared_server  # bench/ (the script's own folder, first on sys.path)
-from plan import target_case
+from ab import stored_target  # bench/ (the script's own folder, first on sys.path)
 
-from provrepair.provenance.ingest import ingest_case
-from provrepair.provenance.store.config import open_store
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan import planner
 from provrepair.repair.plan.reference import plan_in_memory
 
@@ -46,13 +43,9 @@ def timed(function: Callable[..., Any], into: dict[str, float]) -> Callable[...,
     return wrapper
 
 
-def measure(region: int, plans: int) -> dict[str, float]:
-    store = open_store()
-    store.ensure_schema()
-    case = target_case(region)
-    ingest_case(store, case)
+def measure(store: GraphStore, case: Case, plans: int) -> dict[str, float]:
     reach: dict[str, float] = {}
-    planner.reach_affected = timed(planner.reach_affected, reach)  # type: ignore[assignment]
+    planner.reach_affected = timed(planner.reach_affected, reach)  # type: ignore[attr-defined]
     plan: dict[str, float] = {}
     compute = timed(planner.compute_plan, plan)
     compute(store, case.task_id)  # warm-up
@@ -79,9 +72,8 @@ def main() -> None:
     parser.add_argument("--region", type=int, default=1000)
     parser.add_argument("--plans", type=int, default=41)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="provrepair-phases-") as tmp, \
-            shared_server(Path(tmp), {}):
-        m = measure(args.region, args.plans)
+    with stored_target(args.region, "provrepair-phases-") as (store, case):
+        m = measure(store, case, args.plans)
     print(f"~{args.region}-node region, medians of {args.plans} plans (ms):")
     print(f"  plan          wall {m['plan']:6.1f}  client CPU {m['plan_cpu']:6.1f}")
     print(f"  reach         wall {m['reach']:6.1f}  client CPU {m['reach_cpu']:6.1f}  "

@@ -32,19 +32,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from ab import shared_server  # bench/ (the script's own folder, first on sys.path)
-from plan import target_case
+from ab import stored_target  # bench/ (the script's own folder, first on sys.path)
 from probes import server_ms
 
-from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.store.config import open_store
 from provrepair.provenance.store.falkordb import FalkorDBStore
 from provrepair.provenance.store.falkordb_wire import check_reply, params_header
 from provrepair.repair.plan.affected import reach_affected
@@ -173,13 +168,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="provrepair-reach-") as tmp, \
-            shared_server(Path(tmp), {}):
-        store = open_store()
+    with stored_target(args.region, "provrepair-reach-") as (store, case):
         assert isinstance(store, FalkorDBStore)
-        store.ensure_schema()
-        case = target_case(args.region)
-        ingest_case(store, case)
         result = measure(store, case.task_id, args.reps, args.rounds)
     print(f"reach of a ~{args.region}-node region: {result['hops']} hops; server ms "
           f"(client-observed ms: send, server, RESP parse), min of {args.reps}:")

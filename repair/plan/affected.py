@@ -45,7 +45,7 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]],
             if _admit(region, start.uid, t_r, fault_id):
                 frontier[start.uid] = region.threshold[start.uid]
     fetched = {uid for uid in frontier if uid in view.out}
-    replies = view.send_out_uids(frontier)
+    replies = view.send_out(frontier)
     while frontier:
         current, sent = frontier, view.sent
         if on_frontier is not None:
@@ -57,7 +57,7 @@ def reach_affected(view: GraphView, seeds: dict[str, tuple[Node, Node]],
                 region.reached_from.setdefault(far, (anchor, label, region.origin[anchor]))
                 frontier[far] = tr
         fetched = {uid for uid in frontier if uid in view.out}
-        replies = view.send_out_uids(frontier)
+        replies = view.send_out(frontier)
         view.file_sent(sent)  # this hop's reply, filed while the server runs the next
         for uid in frontier:
             region.nodes[uid] = view.nodes[uid]

@@ -118,18 +118,15 @@ class GraphView:
     def out_hops(self, anchors: Iterable[Node], labels: Iterable[str]) -> list[Hop]:
         """The edges leaving these nodes whose label is one of `labels`."""
         unique = self._unique(anchors)
-        self.send_out(unique)
+        self.send_out(n.uid for n in unique)
         self._wait("list_out_edges")
         wanted = frozenset(labels)
         return self._hops(self.out, unique, wanted) if wanted else []
 
-    def send_out(self, anchors: Iterable[Node]) -> None:
-        """Send the query for the outgoing edges of these nodes not asked for yet."""
-        self.send_out_uids(n.uid for n in anchors)
-
-    def send_out_uids(self, uids: Iterable[str]) -> list[Pending]:
-        """`send_out` by uid; the replies of the statements sent (reading one does not file
-        it: `file_sent` does, and any stage's wait)."""
+    def send_out(self, uids: Iterable[str]) -> list[Pending]:
+        """Send the query for the outgoing edges of these nodes (uids) not asked for yet;
+        the replies of the statements sent (reading one does not file it: `file_sent` does,
+        and any stage's wait)."""
         return self._send("list_out_edges", self.out, uids, {"labels": PROVENANCE_LABELS})
 
     @property
