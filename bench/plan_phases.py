@@ -12,8 +12,8 @@ connection is shorter; nor is it shorter than the execution time of the statemen
 end of the support check plus the client's CPU time after it, the "floor"). Reach's wall time
 minus its CPU time is what the planner waits for the server (reach's hops depend on each
 other); the stages after reach need the whole region (a candidate's independence is
-p ∉ F ∪ A0), so they start when reach ends. The cyclic GC is paused by the product meanwhile, as in
-every plan.
+p ∉ F ∪ A0), so they start when reach ends. The cyclic GC is paused by the product
+meanwhile, as in every plan.
 
 Why: issue 14's last target (the plan no slower than the in-memory reference; BENCHMARKS.md,
 "Planner").
