@@ -22,16 +22,18 @@ check's share is the walk itself (BENCHMARKS.md, "Planner").
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ab import stored_target  # bench/ (the script's own folder, first on sys.path)
 from reach_variants import best_ms
 
 from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.store.base import Pending
 from provrepair.provenance.store.falkordb import FalkorDBStore
 from provrepair.repair.plan.affected import reach_affected
-from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import GraphView
 from provrepair.repair.plan.seeds import resolve_seeds
-from provrepair.repair.plan.support import PRED_SUP, is_checkable
+from provrepair.repair.plan.support import send_support_inputs
 
 TYPES = "SUPPORT|CITE|DERIVE|SUPERSEDE"
 WALK = "UNWIND $uids AS u MATCH (w)-[r]->(v:Node {uid: u}) RETURN count(r)"
@@ -39,20 +41,23 @@ VARIANTS = {"walk": WALK, "typed walk": WALK.replace("[r]", f"[r:{TYPES}]"),
             "lookup": "UNWIND $uids AS u MATCH (v:Node {uid: u}) RETURN count(v)"}
 
 
-def recorded_checks(store: FalkorDBStore, task_id: str) -> list[list[str]]:
-    """The uids of each support statement one plan sends (send_support_inputs' filter)."""
-    checks: list[list[str]] = []
+def recorded_checks(store: FalkorDBStore, task_id: str) -> list[dict[str, Any]]:
+    """The parameters of each support statement one plan's reach sends, as it sends them."""
+    checks: list[dict[str, Any]] = []
     with store.read_ahead() as reads:
         view = GraphView(store, task_id, reads)
         seeds = resolve_seeds(view, get_task_props(store, task_id)["diagnosed_faults"])
         faults = {m.uid for m, _ in seeds.values()}
+        send_read = view._send_read
 
-        def record(nodes: list[Node]) -> None:
-            checks.append([v.uid for v in nodes if v.uid not in faults
-                           and is_checkable(v, has_derive_input=True)])
+        def record(query: str, params: dict[str, Any]) -> Pending:
+            if query == "list_support_inputs":
+                checks.append(params)
+            return send_read(query, params)
 
-        reach_affected(view, seeds, record)
-    return [uids for uids in checks if uids]
+        view._send_read = record  # type: ignore[method-assign]
+        reach_affected(view, seeds, lambda nodes: send_support_inputs(view, nodes, faults))
+    return checks
 
 
 def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, float]:
@@ -62,13 +67,10 @@ def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, float]:
     assert "MATCH (w)-[r]->(v:Node {uid: u})" in product, "update the typed variant"
     typed = product.replace("MATCH (w)-[r]->", f"MATCH (w)-[r:{TYPES}]->").replace(
         " AND type(r) IN $labels", "")
-    labels, any_sufficiency = (sorted(x) for x in PRED_SUP)
-    out = {"statements": float(len(checks)), "uids": float(sum(map(len, checks)))}
+    out = {"statements": float(len(checks)), "uids": float(sum(len(p["uids"]) for p in checks))}
     for name, text in {"product": product, "typed": typed, **VARIANTS}.items():
-        params = {"uids": [], "labels": labels, "any_sufficiency": any_sufficiency}
-        out[name] = sum(best_ms(graph, text, {k: v for k, v in {**params, "uids": uids}.items()
-                                              if f"${k}" in text}, reps)[0]
-                        for uids in checks)
+        out[name] = sum(best_ms(graph, text, {k: v for k, v in params.items() if f"${k}" in text},
+                                reps)[0] for params in checks)
     return out
 
 
