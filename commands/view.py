@@ -23,8 +23,8 @@ def view(task_id: str, run_id: str | None, out: Path, as_json: bool) -> None:
 
     The page needs no network: the graph library (cytoscape.js) is inside it.
     """
-    from provrepair.repair.view.graph import view_data
-    from provrepair.repair.view.page import render
+    from provrepair.view.graph import view_data
+    from provrepair.view.page import render
 
     with store() as st:
         data = view_data(st, task_id, run_id)
@@ -64,7 +64,7 @@ def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> 
     """
     from provrepair.provenance.errors import ConfigError
     from provrepair.provenance.store.config import EXPORT_CREDENTIALS, connect
-    from provrepair.repair.view.export import export_task
+    from provrepair.view.export import export_task
 
     with store() as source, connect(uri, EXPORT_CREDENTIALS, database=database,
                                     graph=graph) as target:
@@ -94,6 +94,6 @@ def browser_style() -> None:
     Save it and drag the file onto Neo4j Browser (or run `:style` and paste it); the saved
     queries under cypher/browser/ then show each run's dispositions in these colours.
     """
-    from provrepair.repair.view.palette import grass_text
+    from provrepair.view.palette import grass_text
 
     click.echo(grass_text(), nl=False)

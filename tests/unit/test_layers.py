@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher")
+PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view")
 BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands)(\.|$)")
 
 

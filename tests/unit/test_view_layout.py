@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from provrepair.repair.view.layout import DX, DY, MEMORY_LANE, MIN_BAND_COLUMNS, band_columns, place
+from provrepair.view.layout import DX, DY, MEMORY_LANE, MIN_BAND_COLUMNS, band_columns, place
 
 
 def step(sid: str, position: int, turn: int = 1, step_type: str = "claim",

@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 from importlib import resources
 from typing import Any
 
-from provrepair.repair.view.page import CYTOSCAPE_SHA256, CYTOSCAPE_VERSION, json_for_html, render
-from provrepair.repair.view.palette import page_palette
+from provrepair.view.page import CYTOSCAPE_SHA256, CYTOSCAPE_VERSION, json_for_html, render
+from provrepair.view.palette import page_palette
 
 HOSTILE = "</script><script>alert(1)</script> <!-- & @SCRIPT@ @DATA@ \u2028 '\""
 
@@ -84,12 +84,12 @@ def test_nothing_is_loaded_from_the_network() -> None:
     csp = [a for t, a in parser.tags if t == "meta" and a.get("http-equiv") ==
            "Content-Security-Policy"]
     assert csp and "default-src 'none'" in (csp[0]["content"] or "")
-    script = resources.files("provrepair.repair.view").joinpath("view.js").read_text(encoding="utf-8")
+    script = resources.files("provrepair.view").joinpath("view.js").read_text(encoding="utf-8")
     assert not re.search(r"fetch\(|XMLHttpRequest|https?://|import\(", script)
 
 
 def test_vendored_library_is_pinned_and_licensed() -> None:
-    folder = resources.files("provrepair.repair.view").joinpath("static")
+    folder = resources.files("provrepair.view").joinpath("static")
     library = folder.joinpath("cytoscape.min.js").read_text(encoding="utf-8")
     assert hashlib.sha256(library.encode()).hexdigest() == CYTOSCAPE_SHA256
     assert f'version="{CYTOSCAPE_VERSION}"' in library

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from provrepair.provenance.vocab import RunMark
-from provrepair.repair.view.palette import (
+from provrepair.view.palette import (
     DISPOSITIONS,
     KINDS,
     MARK_DISPOSITION,
@@ -73,7 +73,7 @@ def browser_colour(rules: dict[str, dict[str, str]], labels: set[str]) -> str:
 
 def test_committed_style_is_the_generated_one() -> None:
     assert GRASS.read_text(encoding="utf-8") == grass_text(), \
-        "regenerate: python -m provrepair.repair.view.palette > browser/provrepair.grass"
+        "regenerate: python -m provrepair.view.palette > browser/provrepair.grass"
 
 
 def test_browser_reads_every_colour_and_caption() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from provrepair.provenance.vocab import RunMark as M
-from provrepair.repair.view.why import new_node_reason, reasons
+from provrepair.view.why import new_node_reason, reasons
 
 SEEDS = {"s_5": ["m_f"]}
 

@@ -25,7 +25,7 @@ MARKER = re.compile(r"@(?:TITLE|STYLE|DATA|CYTOSCAPE|SCRIPT)@")
 
 
 def _asset(name: str) -> str:
-    return resources.files("provrepair.repair.view").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("provrepair.view").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
@@ -33,14 +33,14 @@ def cytoscape_js() -> str:
     text = _asset(CYTOSCAPE)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if digest != CYTOSCAPE_SHA256:
-        raise InternalError(f"repair/view/{CYTOSCAPE}: SHA-256 {digest} is not the pinned "
+        raise InternalError(f"view/{CYTOSCAPE}: SHA-256 {digest} is not the pinned "
                             f"cytoscape {CYTOSCAPE_VERSION} ({CYTOSCAPE_SHA256})")
     return text
 
 
 def _inline_script(text: str, name: str) -> str:
     if "</script" in text.lower() or "<!--" in text:
-        raise InternalError(f"repair/view/{name} cannot be inlined: it contains </script or <!--")
+        raise InternalError(f"view/{name} cannot be inlined: it contains </script or <!--")
     return text
 
 
@@ -51,7 +51,7 @@ def json_for_html(data: Any) -> str:
 
 
 def render(data: dict[str, Any]) -> str:
-    """The page for view data from repair.view.graph.view_data."""
+    """The page for view data from view.graph.view_data."""
     run = data.get("run") or {}
     title = f"provrepair · task {data['task']['task_id']}"
     if run:

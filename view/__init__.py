@@ -4,7 +4,9 @@
     graph.py      the task's graph, a run's dispositions and why → plain data for the page
     layout.py     preset positions by trace order (x) and kind (y)
     page.py       one self-contained HTML file (template + vendored cytoscape.js + data)
-    target.py     open the store an export writes to (Neo4j or FalkorDB URI)
-    export.py     copy a task with its runs and repair-written nodes to that store
-    commands.py   the `view` and `export` click commands
+    why.py        the rule of the plan behind each node's disposition
+    export.py     copy a task with its runs and repair-written nodes to another store
+
+Beside the engine (provenance/, cypher/, loaders/, repair/), which imports nothing from here;
+commands/view.py loads it on first use.
 """

@@ -19,9 +19,9 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import RepairEdge, RunMark
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.runs import list_runs, plan_marks
-from provrepair.repair.view.layout import place
-from provrepair.repair.view.palette import MARK_DISPOSITION, page_palette, primary
-from provrepair.repair.view.why import new_node_reason, reasons
+from provrepair.view.layout import place
+from provrepair.view.palette import MARK_DISPOSITION, page_palette, primary
+from provrepair.view.why import new_node_reason, reasons
 
 UNFINISHED = ("writing", "aborted")
 CONTENT_LIMIT = 2000

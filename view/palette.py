@@ -6,7 +6,7 @@ applies GraSS rules in file order, later rules overriding earlier ones, so `gras
 writes the kind rules first and the dispositions in this same precedence order: a node with
 the labels :Affected:Invalidated:Replayed is blue in the Browser as in the HTML view.
 
-`python -m provrepair.repair.view.palette > browser/provrepair.grass` regenerates the style file
+`python -m provrepair.view.palette > browser/provrepair.grass` regenerates the style file
 (tests/unit/test_view_palette.py checks that the committed file is this output).
 """
 
