@@ -53,7 +53,7 @@ typecheck: install
 
 # Headless Chromium for the view tests (Debian's package); without it they skip, saying why.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "chromium could not be installed: the browser tests will be skipped"
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) || echo "chromium could not be installed: the browser tests will be skipped"
 
 # Every test, on every core (pytest-xdist; each worker has its own embedded server). The
 # planner's long property run is a deeper profile outside `make test`: bench/property.py.

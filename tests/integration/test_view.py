@@ -40,7 +40,8 @@ def _install_chromium() -> str | None:
     if os.geteuid() != 0:
         return "chromium is absent and installing it needs root (apt-get install chromium)"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq",
+                                                   "--no-install-recommends", "chromium"]):
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, env=env)
         if done.returncode:
             return f"chromium is absent and `{' '.join(cmd)}` failed: {done.stderr[-300:]}"
