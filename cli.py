@@ -37,6 +37,7 @@ COMMANDS = {
     "view": "view:view",
     "export": "view:export",
     "browser-style": "view:browser_style",
+    "browser-params": "view:browser_params",
     "bench": "bench:bench",
 }
 

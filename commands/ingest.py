@@ -223,7 +223,7 @@ def show(task_id: str, original: bool, as_json: bool) -> None:
     from provrepair.repair.runs import latest_repair
 
     with store() as st:
-        raw = (read_case(st, task_id).model_dump(mode="json") if original
+        raw = (read_case(st, task_id, as_recorded=True).model_dump(mode="json") if original
                else current_case(st, task_id))
         repair = latest_repair(st, task_id)
     if as_json:

@@ -13,7 +13,8 @@ from provrepair.provenance.errors import InputError
 @click.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
 @click.option("--run", "run_id", default=None,
-              help="Run id (see `provrepair history`); default: the latest finished run.")
+              help="Run id (see `provrepair history`); default: the latest committed repair, "
+                   "else the latest plan.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="The HTML file to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
@@ -97,3 +98,19 @@ def browser_style() -> None:
     from provrepair.view.palette import grass_text
 
     click.echo(grass_text(), nl=False)
+
+
+@click.command("browser-params")
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--node", "node_id", default=None, help="Node id (preserving_evidence.cypher).")
+def browser_params(task_id: str, node_id: str | None) -> None:
+    """Print the `:params` line the saved Neo4j Browser queries (cypher/browser/) take: the
+    task id and the run status sets (provenance/state/runs.py), so no query spells them."""
+    import json
+
+    from provrepair.provenance.state.runs import run_params
+
+    params = {"task_id": task_id, **({"node_id": node_id} if node_id else {}),
+              **run_params("finished_statuses", "repair_statuses")}
+    body = ", ".join(f"{key}: {json.dumps(value)}" for key, value in params.items())
+    click.echo(f":params {{{body}}}")

@@ -14,6 +14,7 @@ from provrepair.provenance.errors import TaskNotFound
 from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.models import Case, Evaluation, ExecutionStep, MemoryRecord, UserInput
 from provrepair.provenance.rows import record_from_props, tools_from_props
+from provrepair.provenance.state.runs import recorded_status
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import FaultType
 
@@ -26,7 +27,10 @@ def get_task_props(store: GraphStore, task_id: str) -> dict[str, Any]:
     return props
 
 
-def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True) -> Case:
+def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True,
+              as_recorded: bool = False) -> Case:
+    """The recorded nodes of the task as a case, with their statuses as they stand now
+    (as_recorded: as ingested, whatever repairs changed since)."""
     task = get_task_props(store, task_id)
     inputs: list[UserInput] = []
     memories: list[MemoryRecord] = []
@@ -34,7 +38,10 @@ def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True) 
     for row in store.run("list_task_nodes", {"task_key": task_key(task_id)}):
         if "origin_run" in row["props"]:
             continue  # written by a repair run: not part of the recorded case
-        record = record_from_props(row["props"])
+        props = row["props"]
+        if as_recorded and "status" in props:
+            props = {**props, "status": recorded_status(props)}
+        record = record_from_props(props)
         kind = row["props"]["kind"]
         targets: dict[str, list[Any]] = {NodeKind.USER_INPUT: inputs, NodeKind.MEMORY: memories,
                                          NodeKind.STEP: steps}

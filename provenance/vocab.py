@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 
+from provrepair.provenance.state.runs import COMMITTED_REPAIR, FINISHED
+from provrepair.provenance.state.runs import RunStatus as RunStatus
+
 
 class StepType(StrEnum):
     MEMORY_READ = "memory_read"
@@ -128,23 +131,10 @@ class RepairEdge(StrEnum):
     REPLAYS = "REPLAYS"  # replayed step → the step it replaces
 
 
-class RunStatus(StrEnum):
-    """States of a `:RepairRun`. A run is *finished* when it reached a final state: the code
-    then stores `finished: true` on it (repair/runs.py, cypher/replay/commit_repair_run.cypher),
-    and every query that needs "finished" reads that one property."""
-
-    WRITING = "writing"          # being written; invisible until finished
-    PLANNED = "planned"          # `plan`: a recorded plan, nothing applied
-    REPAIRED = "repaired"        # `repair` committed
-    PARTIAL = "partial"          # committed, but the final answer could not be recomputed
-    NEEDS_HUMAN = "needs_human"  # `repair` stopped before a side effect; memory side applied
-    ABORTED = "aborted"          # died before finishing; rolled back
-
-
-FINISHED_RUN_STATUSES = frozenset({RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.PARTIAL,
-                                   RunStatus.NEEDS_HUMAN})
-# A committed repair of the task version: `repair` is not run twice on it.
-REPAIR_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN})
+# Run statuses live with their transitions and predicates (provenance/state/runs.py); the
+# names stay importable from here.
+FINISHED_RUN_STATUSES = FINISHED
+REPAIR_RUN_STATUSES = COMMITTED_REPAIR
 
 
 class RunMark(StrEnum):

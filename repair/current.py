@@ -8,6 +8,7 @@ from typing import Any
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.rows import record_from_props
+from provrepair.provenance.state.runs import visible_node
 from provrepair.provenance.store.base import GraphStore
 
 _REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run")
@@ -18,8 +19,8 @@ def current_memories(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
     a repair that never committed are not part of the task and are left out."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
-    memories = [r["props"] for r in rows if r["props"].get("kind") == "memory"
-                and (r["props"].get("origin_run") is None or r["props"].get("committed"))]
+    memories = [r["props"] for r in rows
+                if r["props"].get("kind") == "memory" and visible_node(r["props"])]
     memories.sort(key=lambda p: (p.get("origin_run") is not None, p["position"]))
     return [{"memory_id": p["id"], "content": p.get("content", ""), "status": p["status"],
              "supersedes": p.get("supersedes"), "written_by_run": p.get("origin_run"),
@@ -47,7 +48,7 @@ def current_case(store: GraphStore, task_id: str) -> dict[str, Any]:
     case = read_case(store, task_id).model_dump(mode="json")
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
     written = sorted((r["props"] for r in rows if r["props"].get("origin_run")
-                      and r["props"].get("committed")), key=lambda p: p["position"])
+                      and visible_node(r["props"])), key=lambda p: p["position"])
     steps = [p for p in written if p["kind"] == "step"]
     replacement = {p["replaces"]: _record(p) for p in steps if p.get("replaces")}
     trace = [replacement.get(s["step_id"], s) for s in case["trace"]]

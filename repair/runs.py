@@ -1,8 +1,8 @@
 """Repair runs in the graph: a `:RepairRun` node per plan or repair, with its dispositions.
 
 Write unit (FalkorDB has only single-statement atomicity): the run node with status
-'writing', then the mark batches (idempotent MERGEs), then the final status with
-`finished: true` (provenance/vocab.py RunStatus). A run interrupted in between stays
+'writing', then the mark batches (idempotent MERGEs), then the final status
+(provenance/state/runs.py: begin_props, commit_props). A run interrupted in between stays
 'writing', unfinished, and is never read as a plan or a repair.
 """
 
@@ -15,8 +15,9 @@ from typing import Any
 
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.lock import new_owner_id, task_lock
+from provrepair.provenance.state.runs import RunStatus, begin_props, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, RunMark, RunStatus
+from provrepair.provenance.vocab import RunMark
 from provrepair.repair.plan.graph import GraphView
 from provrepair.repair.plan.model import RepairPlan
 
@@ -50,8 +51,7 @@ def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
     run_id = run_id or new_run_id()
     key = run_key(plan.task_id, run_id)
     props = {"run_id": run_id, "task_id": plan.task_id, "method": method,
-             "created": int(time.time() * 1000), "status": RunStatus.WRITING.value,
-             "finished": False,
+             "created": int(time.time() * 1000), **begin_props(),
              "plan_json": plan.model_dump_json(), "summary_json": json.dumps(extra or {})}
     store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
                                    "props": props})
@@ -62,7 +62,7 @@ def record_plan_run(store: GraphStore, plan: RepairPlan, *, method: str,
         store.run("merge_run_marks", {"run_key": key, "rows": batch})
     if status is not None:
         store.run("merge_repair_run", {"run_key": key, "task_key": task_key(plan.task_id),
-                                       "props": {"status": status.value, "finished": True}})
+                                       "props": commit_props(status)})
     return run_id
 
 
@@ -72,23 +72,26 @@ def list_runs(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
 
 
 def latest_run(store: GraphStore, task_id: str) -> dict[str, Any] | None:
-    rows = store.run("get_latest_run", {"task_key": task_key(task_id)})
+    rows = store.run("get_latest_run", {"task_key": task_key(task_id),
+                                        **run_params("finished_statuses")})
     return _public(rows[0]["props"]) if rows else None
 
 
 def latest_repair(store: GraphStore, task_id: str) -> dict[str, Any] | None:
     """The newest committed repair of the stored task version (plans do not count)."""
     rows = store.run("get_latest_repair", {"task_key": task_key(task_id),
-                                           "statuses": sorted(REPAIR_RUN_STATUSES)})
+                                           **run_params("repair_statuses")})
     return _public(rows[0]["props"]) if rows else None
 
 
 def roll_back_unfinished(store: GraphStore, task_id: str) -> list[str]:
     """Undo runs that died before their commit (their pending nodes go, they read aborted)."""
-    rows = store.run("list_unfinished_runs", {"task_key": task_key(task_id)})
+    rows = store.run("list_unfinished_runs", {"task_key": task_key(task_id),
+                                              **run_params("writing")})
     for row in rows:
         store.run("rollback_repair_run", {"task_key": task_key(task_id),
-                                          "run_key": row["run_key"], "run_id": row["run_id"]})
+                                          "run_key": row["run_key"], "run_id": row["run_id"],
+                                          **run_params("writing", "aborted")})
     return [row["run_id"] for row in rows]
 
 

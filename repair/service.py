@@ -25,6 +25,7 @@ from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import get_task_props, read_case
+from provrepair.provenance.state.runs import commit_props, run_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
@@ -166,12 +167,13 @@ def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: Repl
            run_id: str, report: RepairReport, method: str) -> None:
     record_plan_run(store, plan, method=method, status=None, run_id=run_id)
     checkpoint("after_run_record")
-    props = {"status": report.status, "answer": report.answer or "", "finished": True,
+    props = {**commit_props(report.status), "answer": report.answer or "",
              "summary_json": json.dumps(report.to_json())}
     if report.status == RunStatus.NEEDS_HUMAN:  # stop before that step: memory side only
         store.run("commit_repair_run", {"run_key": run_key(plan.task_id, run_id),
                                         "run_id": run_id, "props": props,
-                                        "rows": memory_side_rows(plan)})
+                                        "rows": memory_side_rows(plan),
+                                        **run_params("writing")})
         return
     write_new_nodes(store, state, result, run_id)
     commit(store, state, result, run_key(plan.task_id, run_id), run_id, props)

@@ -23,6 +23,7 @@ from typing import Any
 from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import group_node_rows
+from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import RepairEdge
 
@@ -89,7 +90,8 @@ def export_task(source: GraphStore, target: GraphStore, task_id: str) -> ExportR
     _write_runs(target, snap)
     _write_evaluation(target, snap)
     pruned_nodes, pruned_runs = _prune(target, snap)
-    labelled = target.run("label_latest_run", {"task_id": snap.task_id})
+    labelled = target.run("label_latest_run", {"task_id": snap.task_id,
+                                               **run_params("finished_statuses")})
     target.run("merge_task", {"task_key": snap.key,
                               "props": {"complete": snap.task.get("complete", True)}})
     return ExportResult(

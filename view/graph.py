@@ -3,7 +3,8 @@
 "before" is the recorded graph: every node no repair wrote, coloured by the run's
 dispositions, with the memory statuses the run started from. "after" adds what the run's
 repair committed (replayed steps, regenerated memories, REPLAYS links) and the statuses it
-left. Nodes of other runs and uncommitted nodes of crashed runs are not drawn.
+left: any committed repair (repaired, partial, needs_human: provenance/state/runs.py), not a
+plan. Nodes of other runs and uncommitted nodes of crashed runs are not drawn.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from provrepair.provenance.errors import TaskNotFound
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.state.runs import is_committed_repair, is_finished, visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import RepairEdge, RunMark
 from provrepair.repair.plan.model import RepairPlan
@@ -23,7 +25,6 @@ from provrepair.view.layout import place
 from provrepair.view.palette import MARK_DISPOSITION, page_palette, primary
 from provrepair.view.why import new_node_reason, reasons
 
-UNFINISHED = ("writing", "aborted")
 CONTENT_LIMIT = 2000
 TIMESTAMPS = ("timestamp", "created_at", "last_modified_at")
 DETAILS = ("source", "tool_name", "fact_key", "fact_value", "entity_id", "trust_score")
@@ -32,11 +33,14 @@ Node = dict[str, Any]
 
 
 def choose_run(store: GraphStore, task_id: str, run_id: str | None) -> dict[str, Any] | None:
-    """The named run, else the latest finished one (None when the task has no run)."""
+    """The named run, else the latest committed repair (a later `plan` does not hide it), else
+    the latest finished run (a plan); None when the task has no finished run."""
     runs = list_runs(store, task_id)
     if run_id is None:
-        finished = [r for r in runs if r.get("status") not in UNFINISHED]
-        return finished[-1] if finished else None
+        repairs = [r for r in runs if is_committed_repair(r.get("status"))]
+        finished = [r for r in runs if is_finished(r.get("status"))]
+        chosen = repairs or finished
+        return chosen[-1] if chosen else None
     for run in runs:
         if run["run_id"] == run_id:
             return run
@@ -64,7 +68,7 @@ def _run_summary(run: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {"run_id": run["run_id"], "status": run.get("status"), "method": run.get("method"),
             "created": run.get("created"), "answer": run.get("answer"),
-            "repaired": run.get("status") == "repaired"}
+            "repaired": is_committed_repair(run.get("status"))}
 
 
 def _marks(run: dict[str, Any] | None) -> tuple[dict[str, set[RunMark]], dict[str, list[str]]]:
@@ -85,13 +89,12 @@ def _marks(run: dict[str, Any] | None) -> tuple[dict[str, set[RunMark]], dict[st
 def _nodes(rows: list[dict[str, Any]], run: dict[str, Any] | None) -> list[Node]:
     marks, seed_of = _marks(run)
     run_id = run["run_id"] if run else None
-    repaired = bool(run and run.get("status") == "repaired")
+    repaired = bool(run and is_committed_repair(run.get("status")))
     nodes = []
     for props in rows:
-        origin = props.get("origin_run")
-        if origin is None:
+        if props.get("origin_run") is None:
             nodes.append(_recorded(props, marks.get(props["id"], set()), seed_of, run_id))
-        elif origin == run_id and repaired and props.get("committed"):
+        elif repaired and run_id is not None and visible_node(props, run_id):
             nodes.append(_written(props))
     replaced = {n["replaces"] for n in nodes if n["phase"] == "after"}
     for n in nodes:

@@ -1,6 +1,6 @@
 // name: label_latest_run
 // mode: write
-// params: task_id
+// params: task_id, finished_statuses
 // Neo4j Browser styles nodes by label only, and a run's dispositions are relationships from
 // its :RepairRun. This materialises the dispositions of the task's latest finished run as
 // labels (:Faulty, :Quarantined, :Affected, :Supported, :Invalidated, :Replayed,
@@ -15,7 +15,7 @@ MATCH (n:Node {task_key: t.task_key})
 REMOVE n:Faulty:Seed:Affected:Supported:Quarantined:Invalidated:AnswerRelevant:Replayed:Preserved:Suspicious:Regenerated
 WITH t, count(n) AS nodes
 OPTIONAL MATCH (r:RepairRun {task_key: t.task_key})
-WHERE r.finished = true
+WHERE r.status IN $finished_statuses
 WITH t, nodes, r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1

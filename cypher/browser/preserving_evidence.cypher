@@ -1,6 +1,6 @@
 // name: preserving_evidence
 // mode: read
-// params: task_id, node_id
+// params: task_id, node_id, finished_statuses
 // The evidence that preserved a node (rule 3): its sufficient predecessors, each with whether
 // it lies outside the faults and the contaminated region of the latest finished run (only
 // such evidence is independent). An action or observation inherits the verdict of the plan
@@ -9,7 +9,7 @@
 MATCH (t:Task)
 WHERE t.task_id = $task_id AND t.task_key STARTS WITH '~'
 MATCH (r:RepairRun {task_key: t.task_key})
-WHERE r.finished = true
+WHERE r.status IN $finished_statuses
 WITH t, r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1

@@ -1,13 +1,13 @@
 // name: replay_frontier
 // mode: read
-// params: task_id
+// params: task_id, finished_statuses
 // The answer-relevant replay frontier of the latest finished run: the steps it replays and
 // the answer-relevant nodes, with every dependency into them. Inputs with frontier = true are
 // kept context the replay reads as it is (preserved steps, untouched memories, user inputs).
 MATCH (t:Task)
 WHERE t.task_id = $task_id AND t.task_key STARTS WITH '~'
 MATCH (r:RepairRun {task_key: t.task_key})
-WHERE r.finished = true
+WHERE r.status IN $finished_statuses
 WITH r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1

@@ -1,15 +1,16 @@
 // name: commit_repair_run
 // mode: write
-// params: run_key, run_id, props, rows
+// params: run_key, run_id, props, rows, writing
 // The commit point of a repair, ONE statement (atomic on both engines): the run becomes
 // finished and every status change of the repair applies at once — faulty records deleted,
 // affected ones quarantined, superseded ones restored, regenerated ones activated, new steps
 // committed. Before it the store reads exactly as before the repair.
 // rows: [{uid, status (or null), audit (bool: keep the old status for audit)}]
-// $props carries the final status and `finished: true` (provenance/vocab.py RunStatus).
+// $props carries the final status and `finished: true` (provenance/state/runs.py
+// commit_props); only a run still $writing commits.
 MATCH (r:RepairRun {run_key: $run_key})
 WITH r
-WHERE r.status = 'writing'
+WHERE r.status = $writing
 SET r += $props
 WITH r
 UNWIND $rows AS row

@@ -26,9 +26,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
+from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
-from provrepair.provenance.vocab import FINISHED_RUN_STATUSES
 
 NEO4J_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 DEFAULT_GRAPH = "provrepair"
@@ -140,9 +140,8 @@ def _open_uri(uri: str, credentials: Credentials, database: str, vault_database:
 def _with_schema(store: GraphStore) -> GraphStore:
     try:
         store.ensure_schema()
-        # runs recorded before they carried `finished` (provenance/vocab.py RunStatus)
-        store.run("backfill_run_finished",
-                  {"finished_statuses": sorted(FINISHED_RUN_STATUSES)})
+        # runs recorded before they carried `finished` (provenance/state/runs.py)
+        store.run("backfill_run_finished", run_params("finished_statuses"))
     except BaseException:
         store.close()
         raise

@@ -19,6 +19,7 @@ from provrepair.provenance.edges import memory_edges, step_edges
 from provrepair.provenance.keys import node_uid as _uid
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
+from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.testhooks import checkpoint
 from provrepair.repair.replay.executor import ReplayResult
@@ -61,7 +62,7 @@ def commit(store: GraphStore, state: RepairState, result: ReplayResult, run_key:
              for s, _ in result.new_steps]
     checkpoint("before_commit")
     store.run("commit_repair_run", {"run_key": run_key, "run_id": run_id, "props": props,
-                                    "rows": rows})
+                                    "rows": rows, **run_params("writing")})
     checkpoint("after_commit")
 
 

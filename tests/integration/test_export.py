@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
 from provrepair.provenance.store.falkordb import FalkorDBStore
@@ -185,14 +186,14 @@ def test_browser_queries_on_the_copy(exporter: Cli, server: ServerInfo, copy_gra
 
 
 def check_browser_queries(store: GraphStore, report: dict[str, Any]) -> None:
-    plan, task = report["plan"], {"task_id": TASK}
+    plan, task = report["plan"], {"task_id": TASK, **run_params("finished_statuses")}
     reach = store.run("fault_reach", task)
     assert ids(*(r["a"] for r in reach)) == set(plan["affected_ids"]) | set(plan["seeds"].values())
     frontier = store.run("replay_frontier", task)
     assert ids(*(r["v"] for r in frontier)) == set(plan["replay_step_ids"]) | set(
         plan["answer_relevant_ids"])
     assert "s_004" in ids(*(r["p"] for r in frontier if r["frontier"]))   # kept context
-    pairs = store.run("repair_before_after", task)
+    pairs = store.run("repair_before_after", {"task_id": TASK, **run_params("repair_statuses")})
     assert {(next(iter(ids(r["old"]))), next(iter(ids(r["new"])))) for r in pairs} == set(
         report["replayed"].items())
     partition = {next(iter(ids(r["mem"]))): r["partition"]
@@ -202,7 +203,7 @@ def check_browser_queries(store: GraphStore, report: dict[str, Any]) -> None:
     evidence = store.run("preserving_evidence", {**task, "node_id": "s_005"})
     assert [(next(iter(ids(r["p"]))), r["independent"], r["n_supported"])
             for r in evidence] == [("s_004", True, True)]
-    whole = store.run("task_graph", task)
+    whole = store.run("task_graph", {"task_id": TASK})
     assert len(ids(*(r["n"] for r in whole))) == 18 + len(report["replayed"]) + len(
         report["new_memory_ids"])
 
