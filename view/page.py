@@ -1,9 +1,12 @@
-"""One self-contained HTML file: template + CSS + vendored cytoscape.js + the page's script
-+ the graph as JSON. Nothing is fetched at view time (the page's Content-Security-Policy
-forbids it: `default-src 'none'`).
+"""One self-contained HTML file: template + CSS + vendored cytoscape.js and its layered
+layout + the page's script + the graph as JSON. Nothing is fetched at view time (the page's
+Content-Security-Policy forbids it: `default-src 'none'`).
 
-The vendored library is cytoscape 3.34.4 from npm (`npm pack cytoscape@3.34.4`,
-dist/cytoscape.min.js), MIT licensed: static/cytoscape.LICENSE, pinned by its SHA-256 below.
+The vendored libraries come from npm, each pinned by its SHA-256 below, MIT licensed:
+  cytoscape 3.34.4        `npm pack cytoscape@3.34.4`, dist/cytoscape.min.js
+                          (static/cytoscape.LICENSE)
+  cytoscape-dagre 4.0.1   `npm pack cytoscape-dagre@4.0.1`, dist/cytoscape-dagre.min.js, which
+                          bundles @dagrejs/dagre 3.0.0 (static/cytoscape-dagre.LICENSE)
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ from provrepair.provenance.errors import InternalError
 CYTOSCAPE = "static/cytoscape.min.js"
 CYTOSCAPE_VERSION = "3.34.4"
 CYTOSCAPE_SHA256 = "081591ab735b2b6a3b31a3c60f8f3a3e2fee8c92939e0c7820ad1208571b6cd8"
-MARKER = re.compile(r"@(?:TITLE|STYLE|DATA|CYTOSCAPE|SCRIPT)@")
+DAGRE = "static/cytoscape-dagre.min.js"
+DAGRE_VERSION = "4.0.1"
+DAGRE_SHA256 = "ec671a41d2bfcac580352e2997797793949e3489cecaf347fc48670d4bd456b0"
+PINNED = {CYTOSCAPE: (f"cytoscape {CYTOSCAPE_VERSION}", CYTOSCAPE_SHA256),
+          DAGRE: (f"cytoscape-dagre {DAGRE_VERSION}", DAGRE_SHA256)}
+MARKER = re.compile(r"@(?:TITLE|STYLE|DATA|CYTOSCAPE|DAGRE|SCRIPT)@")
 
 
 def _asset(name: str) -> str:
@@ -29,12 +37,13 @@ def _asset(name: str) -> str:
 
 
 @cache
-def cytoscape_js() -> str:
-    text = _asset(CYTOSCAPE)
+def vendored_js(name: str) -> str:
+    """A vendored library, checked against its pinned SHA-256."""
+    text = _asset(name)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if digest != CYTOSCAPE_SHA256:
-        raise InternalError(f"view/{CYTOSCAPE}: SHA-256 {digest} is not the pinned "
-                            f"cytoscape {CYTOSCAPE_VERSION} ({CYTOSCAPE_SHA256})")
+    what, pinned = PINNED[name]
+    if digest != pinned:
+        raise InternalError(f"view/{name}: SHA-256 {digest} is not the pinned {what} ({pinned})")
     return text
 
 
@@ -60,7 +69,8 @@ def render(data: dict[str, Any]) -> str:
         "@TITLE@": html.escape(title),
         "@STYLE@": _asset("view.css"),
         "@DATA@": json_for_html(data),
-        "@CYTOSCAPE@": _inline_script(cytoscape_js(), CYTOSCAPE),
+        "@CYTOSCAPE@": _inline_script(vendored_js(CYTOSCAPE), CYTOSCAPE),
+        "@DAGRE@": _inline_script(vendored_js(DAGRE), DAGRE),
         "@SCRIPT@": _inline_script(_asset("view.js"), "view.js"),
     }
     # One pass over the template: text from the data is never scanned for markers.

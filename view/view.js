@@ -1,4 +1,9 @@
-/* provrepair view: draws the embedded graph with cytoscape.js (preset layout from Python).
+/* provrepair view: draws the embedded graph with cytoscape.js. Up to LAYERED_LIMIT nodes it
+   is laid out in layers along the dependencies (cytoscape-dagre, node boxes sized with their
+   labels, so no two labels overlap); bigger graphs keep the preset positions from Python
+   (view/layout.py), which cost the browser nothing. When the whole graph cannot be read at
+   once, the page opens on the contamination region (the faults and every node a run marked
+   beyond "preserved") at a readable zoom, the rest dimmed; "Whole graph" shows everything.
    Everything the canvas draws is mirrored in the DOM: #graph[data-node-count], and one
    legend entry per colour with the number of drawn nodes whose fill is that colour (read
    back from cytoscape's computed style, not from the data). */
@@ -8,7 +13,15 @@
   var data = JSON.parse(document.getElementById('provrepair-data').textContent);
   var graphEl = document.getElementById('graph');
   var BIG = data.nodes.length > 1500;
+  var LAYERED_LIMIT = 1000;
+  var LAYERED = data.nodes.length <= LAYERED_LIMIT;
   var FADED_OPACITY = 0.35;
+  var CONTEXT_OPACITY = 0.2;
+  /* labels are 10 px and drawn from 7 px on screen (min-zoomed-font-size) */
+  var READABLE_ZOOM = 0.8;
+  /* the contamination region: dispositions a fault's reach gives (not preserved, not a kind) */
+  var REGION = {faulty: 1, quarantined: 1, affected: 1, supported: 1, invalidated: 1,
+                replayed: 1, suspicious: 1, regenerated: 1};
   var byId = {};
 
   function elements() {
@@ -58,6 +71,7 @@
       {selector: 'edge.replays', style: {'width': 3, 'line-style': 'dashed', 'line-color': '#17BECF',
                                          'target-arrow-color': '#17BECF'}},
       {selector: '.faded', style: {'opacity': FADED_OPACITY}},
+      {selector: '.context', style: {'opacity': CONTEXT_OPACITY}},
       {selector: 'node:selected', style: {'border-width': 5, 'border-color': '#000'}}
     ];
     var big = !BIG ? [] : [  /* still visible as dots when the whole graph is on screen */
@@ -72,6 +86,13 @@
     minZoom: 0.005, maxZoom: 4, boxSelectionEnabled: false,
     textureOnViewport: BIG, hideEdgesOnViewport: BIG, pixelRatio: BIG ? 1 : 'auto'
   });
+  if (LAYERED) {  /* every node, the after-repair ones included: positions never jump */
+    cy.elements().not('edge.chain').layout({
+      name: 'dagre', rankDir: 'LR', nodeDimensionsIncludeLabels: true, nodeSep: 6,
+      rankSep: 18, edgeSep: 4, fit: false, animate: false
+    }).run();
+  }
+  graphEl.dataset.layout = LAYERED ? 'layered' : 'preset';
   var afterOnly = cy.elements('.after');
   var runRepaired = !!(data.run && data.run.repaired);
   var phase = 'before';
@@ -226,13 +247,39 @@
     return text;
   }
 
-  var autoFit = true;  /* until the user pans or zooms, a resize re-fits the graph */
+  function region() {
+    return cy.nodes().filter(function (n) { return REGION[n.data('disp')] === 1; });
+  }
+
+  /* The region fitted, at a readable zoom at least (centred on the faults if it is wider
+     than the screen); everything else dimmed. */
+  function focusRegion(focus) {
+    cy.batch(function () {
+      cy.elements().addClass('context');
+      focus.union(focus.edgesWith(focus)).removeClass('context');
+    });
+    cy.fit(focus, 30);
+    if (cy.zoom() < READABLE_ZOOM) {
+      var faults = focus.filter('[disp = "faulty"]');
+      cy.zoom(READABLE_ZOOM);
+      cy.center(faults.nonempty() ? faults : focus);
+    }
+  }
+
+  var autoFit = true;   /* until the user pans or zooms, a resize re-fits the graph */
+  var view = 'auto';    /* auto: the region when the whole graph is unreadable; all; region */
   cy.on('tapstart scrollzoom', function () { autoFit = false; });
   function refit() {
     cy.resize();
     if (!autoFit) { return; }
     var chosen = cy.nodes(':selected');
+    cy.elements().removeClass('context');
     cy.fit(undefined, 30);
+    var focus = region();
+    var focused = focus.nonempty() &&
+      (view === 'region' || (view === 'auto' && cy.zoom() < READABLE_ZOOM));
+    if (focused) { focusRegion(focus); }
+    graphEl.dataset.focus = focused ? 'region' : 'all';
     if (chosen.nonempty()) { cy.center(chosen); }
   }
 
@@ -244,10 +291,13 @@
     ['before', 'after'].forEach(function (p) {
       document.getElementById('phase-' + p).addEventListener('click', function () { setPhase(p); });
     });
-    document.getElementById('fit').addEventListener('click', function () {
-      autoFit = true;
-      cy.nodes(':selected').unselect();
-      refit();
+    [['fit', 'all'], ['focus', 'region']].forEach(function (pair) {
+      document.getElementById(pair[0]).addEventListener('click', function () {
+        autoFit = true;
+        view = pair[1];
+        cy.nodes(':selected').unselect();
+        refit();
+      });
     });
     document.getElementById('find').addEventListener('keydown', function (ev) {
       if (ev.key === 'Enter') {

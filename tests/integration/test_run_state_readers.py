@@ -6,6 +6,7 @@ records as recorded, not as a repair left them."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,19 @@ def test_show_original_after_a_repair_is_as_recorded(cli: Cli) -> None:
     assert statuses["m_f003"] == "active"
     now = json.loads(ok(cli("show", "--task", "shopping_task_014", "--json")).stdout)
     assert {m["memory_id"]: m["status"] for m in now["memory_store"]}["m_f003"] == "deleted"
+
+
+def test_browser_params_run_the_saved_queries(cli: Cli, falkordb_store: GraphStore) -> None:
+    """The `:params` line `browser-params` prints carries what each saved query declares."""
+    report = partial_repair(cli)
+    line = ok(cli("browser-params", "--task", PARTIAL_TASK)).stdout.strip()
+    assert line.startswith(":params {") and line.endswith("}")
+    params = json.loads(re.sub(r"(\w+): ", r'"\1": ', line.removeprefix(":params ")))
+    assert params == {"task_id": PARTIAL_TASK, **run_params("finished_statuses",
+                                                            "repair_statuses")}
+    pairs = falkordb_store.run("repair_before_after", {k: params[k] for k in (
+        "task_id", "repair_statuses")})
+    assert len(pairs) == len(report["replayed"])
+    reach = falkordb_store.run("fault_reach", {k: params[k] for k in (
+        "task_id", "finished_statuses")})
+    assert reach

@@ -186,6 +186,70 @@ def test_five_thousand_nodes_render(cli: Cli, chromium: str, tmp_path: Path) -> 
     assert sum(dom.counts().values()) == total
 
 
+# A node's label box (model coordinates, so at any zoom), and what the screen shows.
+LABEL_BOXES = """(() => window.provrepairView.cy.nodes().map(n => {
+  const b = n.boundingBox({includeNodes: false, includeEdges: false, includeLabels: true});
+  return [n.data('nid'), b.x1, b.y1, b.x2, b.y2];
+}))()"""
+ON_SCREEN = """(() => {
+  const cy = window.provrepairView.cy, e = cy.extent();
+  const seen = cy.nodes().filter(n => { const p = n.position();
+    return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; });
+  return {zoom: cy.zoom(), faults: cy.nodes('[disp = "faulty"]').map(n => n.data('nid')),
+          seen: seen.map(n => n.data('nid')), dimmed: cy.nodes('.context').length};
+})()"""
+READABLE_ZOOM = 0.8   # view.js: 10 px labels are drawn from 7 px on screen
+
+
+def overlapping_labels(boxes: list[list[Any]]) -> list[tuple[str, str]]:
+    """Pairs of label boxes that intersect (a sweep along x)."""
+    found, ordered = [], sorted(boxes, key=lambda b: b[1])
+    for i, (name, _, y1, x2, y2) in enumerate(ordered):
+        for other, ox1, oy1, _, oy2 in ordered[i + 1:]:
+            if ox1 >= x2:
+                break
+            if oy1 < y2 and y1 < oy2:
+                found.append((name, other))
+    return found
+
+
+def test_overlapping_labels_are_found() -> None:
+    boxes = [["a", 0, 0, 10, 5], ["b", 9, 4, 20, 8], ["c", 10, 0, 12, 3], ["d", 0, 5, 5, 9]]
+    assert overlapping_labels(boxes) == [("a", "b")]
+
+
+@pytest.mark.parametrize(("size", "n_steps"), [(20, 13), (60, 43), (500, 373)])
+def test_the_view_scales_with_the_region_focused(cli: Cli, chromium: str, tmp_path: Path,
+                                                 size: int, n_steps: int) -> None:
+    """A layered layout with no two labels overlapping; opened on the faults at a readable
+    zoom (the rest dimmed when the whole graph is too big to read). Screenshots are kept."""
+    from provrepair.repair.bench.random_cases import random_case
+
+    case = random_case(seed=7, n_steps=n_steps)
+    assert len(case.session) + len(case.memory_store) + len(case.trace) == size
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case.model_dump(mode="json")))
+    ok(cli("ingest", str(path)))
+    ok(cli("plan", "--task", case.task_id))
+    page = tmp_path / f"view-{size}.html"
+    ok(cli("view", "--task", case.task_id, "--out", str(page)))
+    with Chromium(chromium, tmp_path) as browser:
+        browser.open(page)
+        dom = browser.dom()
+        shot = browser.screenshot(tmp_path / f"view-{size}.png")
+        boxes = browser.evaluate(LABEL_BOXES)
+        screen = browser.evaluate(ON_SCREEN)
+    assert (dom.nodes, dom.graph["data-layout"]) == (size, "layered")
+    assert len(boxes) == size and overlapping_labels(boxes) == []
+    assert screen["zoom"] >= READABLE_ZOOM                     # labels are drawn
+    assert screen["faults"] and set(screen["faults"]) <= set(screen["seen"])
+    focused = dom.graph["data-focus"] == "region"
+    assert (screen["dimmed"] > 0) == focused
+    assert focused or len(screen["seen"]) == size              # else the whole graph is seen
+    assert size < 500 or focused
+    check_pixels(shot, dom, {"faulty"})
+
+
 def test_view_errors(cli: Cli, tmp_path: Path) -> None:
     ok(cli("ingest", str(EXAMPLE)))
     missing = cli("view", "--task", "nope", "--out", str(tmp_path / "x.html"))

@@ -10,7 +10,14 @@ from html.parser import HTMLParser
 from importlib import resources
 from typing import Any
 
-from provrepair.view.page import CYTOSCAPE_SHA256, CYTOSCAPE_VERSION, json_for_html, render
+from provrepair.view.page import (
+    CYTOSCAPE_SHA256,
+    CYTOSCAPE_VERSION,
+    DAGRE_SHA256,
+    DAGRE_VERSION,
+    json_for_html,
+    render,
+)
 from provrepair.view.palette import page_palette
 
 HOSTILE = "</script><script>alert(1)</script> <!-- & @SCRIPT@ @DATA@ \u2028 '\""
@@ -58,7 +65,7 @@ def test_data_round_trips_whatever_the_content() -> None:
     page = render(data)
     assert embedded_json(page) == data
     assert "@SCRIPT@" not in page.split('id="provrepair-data">')[0]  # markers all replaced
-    assert page.count("<script") == 3  # data, cytoscape, the page's script: nothing injected
+    assert page.count("<script") == 4  # data, cytoscape, dagre, the page's script: nothing more
 
 
 def test_json_for_html_leaves_no_markup() -> None:
@@ -95,3 +102,8 @@ def test_vendored_library_is_pinned_and_licensed() -> None:
     assert f'version="{CYTOSCAPE_VERSION}"' in library
     licence = folder.joinpath("cytoscape.LICENSE").read_text(encoding="utf-8")
     assert "The Cytoscape Consortium" in licence and "Permission is hereby granted" in licence
+    layout = folder.joinpath("cytoscape-dagre.min.js").read_text(encoding="utf-8")
+    assert hashlib.sha256(layout.encode()).hexdigest() == DAGRE_SHA256
+    assert f'"{DAGRE_VERSION}"' in layout
+    licence = folder.joinpath("cytoscape-dagre.LICENSE").read_text(encoding="utf-8")
+    assert "The Cytoscape Consortium" in licence and "Chris Pettitt" in licence
