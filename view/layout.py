@@ -112,6 +112,7 @@ def _assign(nodes: list[Node], column: dict[str, float]) -> None:
             col += (k // STACK_ROWS) * 0.25
             row += (k % STACK_ROWS) * STACK
         band = max(0, math.floor(column.get(n["id"], 0.0) / width))
+        n["order"] = round(col, 2)   # trace order, unwrapped (the page's layered layout)
         col -= band * width
         row += band * BAND_LANES
         n["x"], n["y"] = round(col * DX, 1), round(row * DY, 1)

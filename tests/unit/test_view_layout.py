@@ -52,6 +52,8 @@ def test_long_traces_wrap_into_bands_of_a_screen_shape() -> None:
     aspect = (max(xs) - min(xs)) / (ys[-1] - ys[0])
     assert 0.8 < aspect < 3.0
     assert len({(n["x"], n["y"]) for n in nodes}) == 4000
+    # the trace order, unwrapped, for the page's layered layout
+    assert [n["order"] for n in nodes] == [float(i) for i in range(4000)]
 
 
 def test_small_traces_do_not_wrap() -> None:
