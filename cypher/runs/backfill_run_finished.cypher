@@ -1,7 +1,7 @@
 // name: backfill_run_finished
 // mode: write
 // params: finished_statuses
-// Runs written before runs carried `finished` (provenance/vocab.py RunStatus) get it from
+// Runs written before runs carried `finished` (provenance/state/runs.py) get it from
 // their status, once; run by ensure_schema, a no-op afterwards.
 MATCH (r:RepairRun)
 WITH r

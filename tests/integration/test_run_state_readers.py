@@ -12,7 +12,7 @@ from typing import Any
 
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
-from tests.conftest import EXAMPLES, Cli
+from tests.conftest import EXAMPLES, REPO, Cli
 
 EXAMPLE = EXAMPLES / "shopping_poisoned_price.json"
 TRANSCRIPT = EXAMPLES / "transcripts" / "shopping_transcript.json"
@@ -100,3 +100,18 @@ def test_browser_params_run_the_saved_queries(cli: Cli, falkordb_store: GraphSto
     reach = falkordb_store.run("fault_reach", {k: params[k] for k in (
         "task_id", "finished_statuses")})
     assert reach
+
+
+def test_show_original_after_a_resumed_repair_is_as_recorded(cli: Cli) -> None:
+    """Two commits touch the fault (the stop applies the memory side, the resume the rest):
+    the original still reads as recorded."""
+    case = REPO / "tests" / "cases" / "replay" / "small_side_effect_needs_human.json"
+    recorded = json.loads(case.read_text())
+    ok(cli("ingest", str(case)))
+    assert cli("repair", "--task", recorded["task_id"]).returncode == 3
+    done = cli("repair", "--task", recorded["task_id"], "--resume", "--approve", "s_003")
+    assert done.returncode == 4, done.stderr
+    original = json.loads(ok(cli("show", "--task", recorded["task_id"], "--original",
+                                 "--json")).stdout)
+    assert {m["memory_id"]: m["status"] for m in original["memory_store"]} == {
+        m["memory_id"]: m["status"] for m in recorded["memory_store"]}
