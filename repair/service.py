@@ -25,7 +25,7 @@ from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import get_task_props, read_case
-from provrepair.provenance.state.runs import commit_props, run_params
+from provrepair.provenance.state.runs import ReportStatus, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
@@ -61,7 +61,7 @@ class Resume:
 class RepairReport:
     task_id: str
     run_id: str | None
-    status: str          # repaired | partial | needs_human | dry_run | already_repaired
+    status: str          # provenance/state/runs.py ReportStatus
     answer: str | None
     plan: dict[str, Any]
     deleted: list[str] = field(default_factory=list)
@@ -87,7 +87,7 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]
-        report.run_id, report.status = None, "dry_run"
+        report.run_id, report.status = None, ReportStatus.DRY_RUN.value
         return report
     checkpoint("before_lock")
     with task_lock(store, task_id, run_id, "repair"):
@@ -160,7 +160,7 @@ def _previous_report(previous: dict[str, Any]) -> RepairReport:
     summary = previous["summary"]
     if summary.get("status") == RunStatus.NEEDS_HUMAN:
         return RepairReport(**summary)
-    return RepairReport(**{**summary, "status": "already_repaired"})
+    return RepairReport(**{**summary, "status": ReportStatus.ALREADY_REPAIRED.value})
 
 
 def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: ReplayResult,
@@ -218,7 +218,7 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
     active = sorted(m.memory_id for m in state.case.memory_store
                     if m.status.value == "active" and m.memory_id not in removed)
     return RepairReport(
-        task_id=task_id, run_id=run_id, status="needs_human", answer=None,
+        task_id=task_id, run_id=run_id, status=ReportStatus.NEEDS_HUMAN.value, answer=None,
         plan=plan.model_dump(), deleted=plan.delete_memory_ids,
         quarantined=plan.quarantine_memory_ids, active_memory_ids=active,
         needs_human=result.needs_human,
