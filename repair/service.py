@@ -23,7 +23,6 @@ from typing import Any
 from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
-from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
@@ -42,6 +41,7 @@ from provrepair.repair.runs import (
     roll_back_unfinished,
     run_key,
 )
+from provrepair.repair.tools.declared import ToolSet
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
@@ -60,7 +60,8 @@ class Resume:
 class RepairReport:
     task_id: str
     run_id: str | None
-    status: str          # repaired | partial | needs_human | dry_run | already_repaired
+    # repaired | partial | needs_human | dry_run | already_repaired (RunStatus, service.py)
+    status: str
     answer: str | None
     plan: dict[str, Any]
     deleted: list[str] = field(default_factory=list)
@@ -73,6 +74,7 @@ class RepairReport:
     needs_human: dict[str, str] | None = None
     counts: dict[str, int] = field(default_factory=dict)
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
+    reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,11 +83,25 @@ class RepairReport:
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
-                resume: Resume | None = None) -> RepairReport:
+                resume: Resume | None = None, tools: ToolSet | None = None) -> RepairReport:
+    """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
+    a tool they, the case and the domain pack leave undeclared is irreversible."""
+    try:
+        return _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
+                            resume, tools)
+    finally:
+        if tools is not None:
+            tools.close()  # stop the MCP servers the repair started
+
+
+def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
+                 faults: list[str] | None, dry_run: bool, early_cutoff: bool, method: str,
+                 resume: Resume | None, tools: ToolSet | None) -> RepairReport:
     planner = get_method(method)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
-        report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]
+        report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id,
+                         tools=tools)[0]
         report.run_id, report.status = None, "dry_run"
         return report
     checkpoint("before_lock")
@@ -100,7 +116,7 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id, stopped_plan, resume)
+                                              planner, run_id, stopped_plan, resume, tools)
         _write(store, plan, state, result, run_id, report, method)
         return report
 
@@ -122,7 +138,7 @@ def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
 
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
             early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
-            resume: Resume | None = None,
+            resume: Resume | None = None, tools: ToolSet | None = None,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
     decision = Decision()
@@ -130,18 +146,20 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
         planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
         plan, decision = planned.plan, planned.decision
     resume = resume or Resume()
-    tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
-                         approved=resume.approve)
+    registry = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
+                            approved=resume.approve, declared=tools)
     # an ablation may turn early cutoff off (without selective replay replays everything)
     stored = [(row["id"], row["kind"])
               for row in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
-    executor = Executor(case, plan, reasoner, tools, run_id[-6:],
+    executor = Executor(case, plan, reasoner, registry, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain), stored_ids=stored,
                         skipped=resume.skip)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(decision)
+    usage = getattr(reasoner, "usage", None)  # the model's reasoners say what they used
+    report.reasoner = usage() if callable(usage) else {"reasoner": reasoner.name}
     return report, plan, executor.state, result
 
 
@@ -154,10 +172,11 @@ def _require_complete(store: GraphStore, task_id: str) -> None:
 
 
 def _previous_report(previous: dict[str, Any]) -> RepairReport:
-    """The committed repair's own report: `already_repaired`, or a stop still waiting for a
-    person (`needs_human`: the memory side is applied, resume with --resume)."""
+    """The committed repair's own report: `already_repaired` for a full repair; a stop still
+    waiting for a person (`needs_human`: resume with --resume) or a `partial` repair (finish
+    it with --continue) as it is."""
     summary = previous["summary"]
-    if summary.get("status") == RunStatus.NEEDS_HUMAN:
+    if summary.get("status") in (RunStatus.NEEDS_HUMAN, RunStatus.PARTIAL):
         return RepairReport(**summary)
     return RepairReport(**{**summary, "status": "already_repaired"})
 
@@ -191,9 +210,8 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
     if result.needs_human:
         return _stopped_report(task_id, run_id, plan, state, result)
     active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
-    final = final_answer_step(state.case)
-    # the final answer could not be recomputed: the memory is repaired, the answer is not
-    partial = final is not None and final.step_id in result.unresolved
+    # `repaired` only when every replayed step resolved (unresolved ones propagate, executor.py)
+    partial = bool(result.unresolved)
     return RepairReport(
         task_id=task_id, run_id=run_id,
         status=RunStatus.PARTIAL.value if partial else RunStatus.REPAIRED.value,
@@ -226,12 +244,14 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
 
 
 def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offline", *,
-           model: str | None = None, **options: Any) -> RepairReport:
-    """`provrepair repair` as a call: `reasoner` is "offline", "openai" or a Reasoner;
-    `options` are those of `repair_task` (faults, dry_run, method, resume)."""
+               model: str | None = None, max_calls: int | None = None,
+               budget: int | None = None, **options: Any) -> RepairReport:
+    """`provrepair repair` as a call: `reasoner` is a registered name ("offline", "openai",
+    a plugin's) or a Reasoner; `options` are those of `repair_task` (faults, dry_run, method,
+    resume, continue_partial, tools)."""
     if isinstance(reasoner, str):
         from provrepair.repair.reasoners import make_reasoner
 
-        reasoner = make_reasoner(reasoner, model)
+        reasoner = make_reasoner(reasoner, model, max_calls=max_calls, budget=budget)
     return repair_task(store, task_id, reasoner, **options)
 

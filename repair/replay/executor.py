@@ -2,6 +2,11 @@
 state, regenerating each step with the reasoner, re-issuing tool calls through the registry
 and applying memory mutations; early cutoff skips dependents whose replayed inputs came out
 unchanged. Pure computation: the write-back (repair/replay/writeback.py) stores the result.
+
+Unresolved propagates: a step that could not be regenerated, a tool call that could not run
+or failed (and the observation it would have produced), and every replayed step that uses one
+of them is unresolved, with its reason; such a step is never regenerated from, nor re-issued
+with, what it recorded (its recorded arguments came from the contaminated run).
 """
 
 from __future__ import annotations
@@ -14,14 +19,14 @@ from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
 from provrepair.repair.derive import DomainFunction
 from provrepair.repair.plan.model import RepairPlan
-from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
+from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest, unresolved
 from provrepair.repair.replay.mutations import apply_mutation
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.tools.registry import (
     SideEffectRefused,
-    ToolCallRejected,
     ToolRegistry,
     ToolResult,
+    ToolUnavailable,
 )
 
 
@@ -81,7 +86,9 @@ class Executor:
         if step.step_type is StepType.MEMORY_READ:
             self._memory_read(step)
             return
-        output = self.reasoner.regenerate(self._request(step))
+        blocked = self._unresolved_input(step)
+        output = unresolved(f"its input {blocked} is unresolved") if blocked is not None \
+            else self.reasoner.regenerate(self._request(step))
         self.result.llm_calls += output.llm_calls
         self.result.tokens += output.tokens
         if output.notes:
@@ -89,8 +96,12 @@ class Executor:
         if output.content is None:
             self.result.unresolved[step.step_id] = output.unresolved or "unresolved"
         new = self._new_step(step, output)
-        if step.step_type is StepType.TOOL_ACTION and output.tool_call is not None:
-            self._issue_tool_call(step, new, output)
+        if step.step_type is StepType.TOOL_ACTION:
+            if output.tool_call is not None:
+                self._issue_tool_call(step, new, output)
+            else:  # not issued: what it observed is gone, and unresolved too
+                self._record(step, new, same=False)
+                self._observe(step, new, None, same_call=False)
             return
         if step.step_type in MUTATION_STEP_TYPES and output.content is not None:
             new = apply_mutation(self.state, step, new, output)
@@ -139,18 +150,31 @@ class Executor:
         if step.step_id in self.skipped:  # a person decided: not re-issued, not pretended
             self.result.unresolved[step.step_id] = f"{call.tool} not re-issued (--skip)"
             self._record(step, new, same=False)
+            self._observe(step, new, None, same_call=False)
             return
         compensate = self.tools.check_replayable(call.tool, step.step_id)
-        if compensate is not None:
-            self.tools.call(compensate, dict(step.tool_args or {}))
+        result: ToolResult | None = None
         try:
+            if compensate is not None:  # undo the recorded effect first; if that fails, stop
+                self.tools.call(compensate, dict(step.tool_args or {}))
             result = self.tools.call(call.tool, call.args)
-        except ToolCallRejected as exc:  # the step is unresolved; the repair goes on
+        except ToolUnavailable as exc:  # the step is unresolved; the repair goes on
             self.result.unresolved[step.step_id] = str(exc)
-            result = ToolResult(f"(unresolved: {exc})", [], "error")
-        old_obs = self._observations(step)
+            new = new.model_copy(update={"content": f"(unresolved: {exc})"})
         same_call = call.tool == step.tool_name and call.args == (step.tool_args or {})
-        self._record(step, new, same=same_call)
+        self._record(step, new, same=same_call and result is not None)
+        self._observe(step, new, result, same_call=same_call)
+
+    def _observe(self, step: ExecutionStep, new: ExecutionStep, result: ToolResult | None, *,
+                 same_call: bool) -> None:
+        """The observation of a replayed action: its new result, or (the call did not run)
+        an unresolved placeholder in place of what it observed before."""
+        old_obs = self._observations(step)
+        if result is None:
+            reason = f"its action {step.step_id} is unresolved"
+            for old in old_obs:
+                self.result.unresolved[old.step_id] = reason
+            result = ToolResult(f"(unresolved: {reason})", [], "error")
         template = old_obs[0] if old_obs else step
         observation = template.model_copy(update={
             "step_id": self.state.new_step_id(template.step_id if old_obs else step.step_id + ".obs"),
@@ -162,9 +186,15 @@ class Executor:
         if old_obs:
             self._record(old_obs[0], observation, same=same_call and
                          result.result == old_obs[0].content)
-        else:
+        elif step.step_id not in self.result.unresolved:
             self.state.add(observation, after=step.step_id)
             self.result.new_steps.append((observation, None))
+
+    def _unresolved_input(self, step: ExecutionStep) -> str | None:
+        """The first step this one uses whose replay is unresolved, if any."""
+        inputs = [*step.used_ids, *(step.prev_step_ids if step.step_type
+                                    is StepType.TOOL_OBSERVATION else [])]
+        return next((i for i in inputs if i in self.result.unresolved), None)
 
     def _observations(self, action: ExecutionStep) -> list[ExecutionStep]:
         """The recorded observations an action generated (it is in their prev/used ids)."""
