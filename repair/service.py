@@ -32,10 +32,12 @@ from provrepair.repair.methods.base import Decision
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
+from provrepair.repair.replay.prior import PriorOutcome, read_prior
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.replay.writeback import commit, write_new_nodes
 from provrepair.repair.runs import (
     latest_repair,
+    list_runs,
     new_run_id,
     record_plan_run,
     roll_back_unfinished,
@@ -46,6 +48,8 @@ from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
 METHOD = "dependency_guided"
+# committed runs that wrote a replay (a needs_human stop writes only its memory side)
+REPLAYED_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL})
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class Resume:
 
     approve: frozenset[str] = frozenset()   # re-issue these side-effecting calls
     skip: frozenset[str] = frozenset()      # do not re-issue these; their steps stay unresolved
+    continuing: bool = False                # `--continue`: finish a partial repair instead
 
 
 @dataclass
@@ -75,6 +80,7 @@ class RepairReport:
     counts: dict[str, int] = field(default_factory=dict)
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
     reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
+    continues: str | None = None  # the partial run whose resolved steps this run reuses
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,9 +89,14 @@ class RepairReport:
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
-                resume: Resume | None = None, tools: ToolSet | None = None) -> RepairReport:
+                resume: Resume | None = None, tools: ToolSet | None = None,
+                continue_partial: bool = False) -> RepairReport:
     """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
-    a tool they, the case and the domain pack leave undeclared is irreversible."""
+    a tool they, the case and the domain pack leave undeclared is irreversible.
+    `continue_partial`: finish the task's `partial` repair in one more run, regenerating only
+    what it left unresolved (repair/replay/prior.py)."""
+    if continue_partial:
+        resume = Resume(continuing=True) if resume is None else resume
     try:
         return _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
                             resume, tools)
@@ -109,25 +120,46 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
         checkpoint("after_lock")
         _require_complete(store, task_id)
         previous = latest_repair(store, task_id)
-        stopped_plan = None
+        stopped_plan, prior, base = None, None, None
         if resume is not None:
             stopped_plan = _resumable_plan(task_id, previous, resume)
+            assert previous is not None
+            base = previous["run_id"] if resume.continuing else previous["summary"].get("continues")
+            prior = _prior(store, task_id, base) if base is not None else None
         elif previous is not None:
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id, stopped_plan, resume, tools)
+                                              planner, run_id, stopped_plan, resume, tools, prior)
+        report.continues = base
         _write(store, plan, state, result, run_id, report, method)
         return report
 
 
+def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
+    """What the runs up to the partial run `base` replayed, and what `base` left unresolved."""
+    runs = [r for r in list_runs(store, task_id) if r["status"] in REPLAYED_RUN_STATUSES]
+    runs.sort(key=lambda r: r["created"])
+    order = [r["run_id"] for r in runs]
+    summary = next(r["summary"] for r in runs if r["run_id"] == base)
+    return read_prior(store, task_id, order[:order.index(base) + 1],
+                      set(summary.get("unresolved") or {}))
+
+
 def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
                     resume: Resume) -> RepairPlan:
-    """The plan of the task's stopped repair, checked against the person's decisions."""
-    if previous is None or previous["status"] != RunStatus.NEEDS_HUMAN:
-        state = "has no repair" if previous is None else f"is {previous['status']}"
+    """The plan of the task's stopped (or, continuing, partial) repair, checked against the
+    person's decisions."""
+    state = "has no repair" if previous is None else f"is {previous['status']}"
+    if resume.continuing and (previous is None or previous["status"] != RunStatus.PARTIAL):
+        hint = (" (it waits for a person: --resume --approve/--skip)" if previous is not None
+                and previous["status"] == RunStatus.NEEDS_HUMAN else "")
+        raise NothingToResume(f"task {task_id!r} {state}: nothing to continue (only a partial "
+                              f"repair can be continued){hint}")
+    if not resume.continuing and (previous is None or previous["status"] != RunStatus.NEEDS_HUMAN):
         raise NothingToResume(f"task {task_id!r} {state}: nothing to resume (only a repair "
                               "that stopped with needs_human can be resumed)")
+    assert previous is not None
     plan = RepairPlan.model_validate(previous["plan"])
     for step_id in sorted(resume.approve | resume.skip):
         if step_id not in plan.replay_step_ids:
@@ -139,6 +171,7 @@ def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
             early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
             resume: Resume | None = None, tools: ToolSet | None = None,
+            prior: PriorOutcome | None = None,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
     decision = Decision()
@@ -154,7 +187,7 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
     executor = Executor(case, plan, reasoner, registry, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain), stored_ids=stored,
-                        skipped=resume.skip)
+                        skipped=resume.skip, prior=prior)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(decision)

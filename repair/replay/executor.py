@@ -21,6 +21,7 @@ from provrepair.repair.derive import DomainFunction
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest, unresolved
 from provrepair.repair.replay.mutations import apply_mutation
+from provrepair.repair.replay.prior import PriorOutcome
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.tools.registry import (
     SideEffectRefused,
@@ -50,9 +51,16 @@ class Executor:
                  tag: str, *, early_cutoff: bool = True,
                  functions: dict[str, DomainFunction] | None = None,
                  stored_ids: Iterable[tuple[str, str]] = (),
-                 skipped: frozenset[str] = frozenset()):
+                 skipped: frozenset[str] = frozenset(), prior: PriorOutcome | None = None):
+        """`prior`: what earlier runs of this task version replayed (a continuation reuses
+        what they resolved and regenerates the rest, repair/replay/prior.py)."""
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
         self.state = RepairState(case, plan, tag, stored_ids)
+        self.prior = prior
+        for record, replaces in prior.memories if prior is not None else ():
+            self.state.memories[record.memory_id] = record
+            if replaces is not None:
+                self.state.memory_remap[replaces] = record.memory_id
         self.skipped = skipped  # actions a person chose not to re-issue (--resume --skip)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
@@ -64,6 +72,8 @@ class Executor:
         self.state.apply_dispositions()
         for step_id in self.plan.replay_step_ids:
             step = self.state.original[step_id]
+            if self.prior is not None and self._reuse(step, self.prior):
+                continue
             if self.early_cutoff and self._cut(step):
                 self.result.cutoff.append(step_id)
                 # kept as it was, with the observations it generated (they stay valid)
@@ -81,6 +91,26 @@ class Executor:
         return self.result
 
     # -- one step -----------------------------------------------------------------------------
+
+    def _reuse(self, step: ExecutionStep, prior: PriorOutcome) -> bool:
+        """Take an earlier run's outcome for this step, unless that run left it unresolved."""
+        if step.step_id in prior.redo:
+            return False
+        observations = self._observations(step)
+        reused = prior.reused(step.step_id)
+        if reused is None:  # the earlier run kept it as it was (early cutoff): so does this one
+            self.state.visible.update([step.step_id, *(o.step_id for o in observations)])
+            return True
+        self.state.replace(step.step_id, reused)
+        for old in observations:
+            if (replacement := prior.reused(old.step_id)) is not None:
+                self.state.replace(old.step_id, replacement)
+        for added in prior.added:
+            if reused.step_id in added.prev_step_ids:
+                self.state.add(added, after=step.step_id)
+        if step.step_id == self.final_id:
+            self.result.answer = reused.content
+        return True
 
     def _replay(self, step: ExecutionStep) -> None:
         if step.step_type is StepType.MEMORY_READ:
