@@ -173,7 +173,9 @@ class ToolSet:
             run = next((server.runner(name) for server in self.servers
                         if name in server.tool_names()), None)
         if run is None:
-            return None
+            down = [server for server in self.servers if server.failure() is not None]
+            # a server that did not start may be the one that has it: say so, not "unknown"
+            return down[0].runner(name) if down else None
         schema = tool.parameters if tool is not None else None
         return run if not schema else _checked_against(name, schema, run)
 
@@ -202,11 +204,12 @@ def _checked_against(name: str, schema: Mapping[str, Any], run: Runner) -> Runne
     additionalProperties is false) reject the call before it is sent."""
     required = [k for k in schema.get("required") or [] if isinstance(k, str)]
     known = schema.get("properties")
-    closed = schema.get("additionalProperties") is False and isinstance(known, Mapping)
+    allowed = set(known) if schema.get("additionalProperties") is False and \
+        isinstance(known, Mapping) else None
 
     def checked(args: dict[str, Any]) -> ToolResult:
         missing = [k for k in required if k not in args]
-        unknown = [k for k in args if closed and k not in known] if closed else []
+        unknown = [k for k in args if k not in allowed] if allowed is not None else []
         if missing or unknown:
             raise ToolCallRejected(f"{name}: arguments {sorted(args)} do not fit its schema "
                                    f"(missing {missing}, unknown {unknown})")

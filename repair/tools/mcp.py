@@ -49,6 +49,11 @@ class McpServer:
             return ToolSpec(name=name, side_effect=True, compensate=None, idempotent=True)
         return None
 
+    def failure(self) -> str | None:
+        """Why the server is not running (it could not start, or it stopped), if it is not."""
+        self._listing()
+        return self._failed
+
     def runner(self, name: str) -> Any:
         return lambda args: self.call(name, args)
 
