@@ -196,6 +196,11 @@ def test_a_partial_repair_is_continued_reusing_what_it_resolved(
         assert done["answer"] == "Ordered the P0199 headset at StoreC for $63.99, the cheapest."
         history = json.loads(cli("history", "--task", RUN, "--json").stdout)
         assert [r["status"] for r in history] == ["partial", "needs_human", "repaired"]
+        # the task as it stands: the newest run's replacements in force, none unresolved
+        shown = json.loads(cli("show", "--task", RUN, "--json").stdout)["trace"]
+        assert [s["content"] for s in shown if s["step_type"] == "final_answer"] == [
+            done["answer"]]
+        assert not [s["step_id"] for s in shown if s["content"].startswith("(unresolved")]
         again = cli("repair", "--task", RUN)
         assert again.returncode == 0 and "already_repaired" in again.stdout
         refused = cli("repair", "--task", RUN, "--continue")
