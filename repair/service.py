@@ -255,7 +255,8 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
         new_memory_ids=[n.record.memory_id for n in state.new_memories],
         active_memory_ids=active, unresolved=result.unresolved, needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens,
-                "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff),
+                "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff)
+                - len(result.reused), "reused_steps": len(result.reused),
                 "early_cutoff_steps": len(result.cutoff), "tool_calls": result.tool_calls,
                 "original_steps": len(state.original)})
 

@@ -40,6 +40,7 @@ class ReplayResult:
     notes: dict[str, list[str]] = field(default_factory=dict)
     cutoff: list[str] = field(default_factory=list)            # kept by early cutoff
     unchanged: list[str] = field(default_factory=list)         # replayed, same output
+    reused: list[str] = field(default_factory=list)            # resolved by an earlier run
     needs_human: dict[str, str] | None = None                  # {step_id, reason}
     llm_calls: int = 0
     tokens: int = 0
@@ -73,6 +74,7 @@ class Executor:
         for step_id in self.plan.replay_step_ids:
             step = self.state.original[step_id]
             if self.prior is not None and self._reuse(step, self.prior):
+                self.result.reused.append(step_id)
                 continue
             if self.early_cutoff and self._cut(step):
                 self.result.cutoff.append(step_id)

@@ -54,6 +54,10 @@ class ToolFailed(ToolUnavailable):
     """The tool ran and failed (raised, answered an error, or its server did not answer)."""
 
 
+class NoImplementation(ToolUnavailable):
+    """Nothing here can run the tool: no declared implementation, recorded result or pack."""
+
+
 class ToolRegistry:
     """The tools of one task: classes and implementations from the user's declaration, the
     case and the domain pack."""
@@ -102,7 +106,7 @@ class ToolRegistry:
             return recorded
         if tool in self.pack:
             return _checked(tool, args, lambda: self.pack[tool](args, self.world))
-        raise ToolUnavailable(f"{tool} cannot run here: no implementation and no recorded "
+        raise NoImplementation(f"{tool} cannot run here: no implementation and no recorded "
                               f"result for {args} (declare the agent's tools with --tools)")
 
     def _recorded(self, tool: str, args: dict[str, Any]) -> ToolResult | None:

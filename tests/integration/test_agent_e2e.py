@@ -187,6 +187,8 @@ def test_a_partial_repair_is_continued_reusing_what_it_resolved(
         code, second = repair(cli, "--tools", tools, "--continue")
         assert code == 3 and second["continues"] == first["run_id"]
         assert not set(second["replayed"]) & resolved  # reused, not regenerated
+        assert second["counts"]["reused_steps"] == len(
+            resolved & set(first["plan"]["replay_step_ids"]))
         assert calls(log)[2:] == [("get_price", "StoreA")]  # not re-run
         step = second["needs_human"]["step_id"]
 
