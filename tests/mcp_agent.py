@@ -25,6 +25,7 @@ from mcp import Client, StdioServerParameters
 from opentelemetry.trace import Tracer
 
 from provrepair.loaders.otel_live import memory_span
+from tests import otel_agent
 from tests.openai_double import Reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,19 +73,8 @@ async def _call_tool(log: Path, name: str, args: dict[str, Any]) -> str:
 def run(tracer: Tracer, client: Any, memory: SqliteStore, conversation: str, faults: list[str],
         log: Path) -> str:
     """One agent run: search memory, ask the model, run the tools it calls, answer, remember."""
-    with tracer.start_as_current_span("invoke_agent shopper") as root:
-        root.set_attribute("gen_ai.operation.name", "invoke_agent")
-        root.set_attribute("gen_ai.conversation.id", conversation)
-        root.set_attribute("provrepair.domain", "shopping")
-        root.set_attribute("provrepair.diagnosed_faults", faults)
-        found = [{"id": k, "content": v} for k, v in sorted(remembered(memory).items())]
-        with memory_span(tracer, "search_memory", records=found, query="P0199 prices",
-                         conversation_id=conversation):
-            pass
-        notes = "; ".join(r["content"] for r in found)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": f"What you remember: {notes}"},
-            {"role": "user", "content": QUESTION}]
+    with otel_agent.agent_run(tracer, conversation, faults, remembered(memory),
+                              QUESTION) as messages:
         while True:
             reply = client.chat.completions.create(model="agent-model", messages=messages,
                                                    tools=TOOLS).choices[0].message
