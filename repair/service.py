@@ -273,8 +273,8 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
         quarantined=plan.quarantine_memory_ids, active_memory_ids=active,
         needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
-                "early_cutoff_steps": 0, "tool_calls": result.tool_calls,
-                "original_steps": len(state.original)})
+                "reused_steps": len(result.reused), "early_cutoff_steps": 0,
+                "tool_calls": result.tool_calls, "original_steps": len(state.original)})
 
 
 def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offline", *,
