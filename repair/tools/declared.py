@@ -264,12 +264,24 @@ def tools_from_file(path: Path) -> ToolSet:
 
 
 def tools_from_mapping(raw: Mapping[str, Any], base: Path, where: str) -> ToolSet:
+    shapes: dict[str, type | tuple[type, ...]] = {
+        "python": list, "openai_tools": (list, str), "mcp_servers": list, "tools": dict}
+    for key, shape in shapes.items():
+        if key in raw and not isinstance(raw[key], shape):
+            raise ConfigError(f"--tools {where!r}: {key} has the wrong shape "
+                              f"({type(raw[key]).__name__})")
     tools = ToolSet()
     for entry in raw.get("python") or []:
         tools.update(tools_from_object(str(entry)))
     schemas = raw.get("openai_tools") or []
     if isinstance(schemas, str):  # a file of schemas beside this one
-        schemas = json.loads((base / schemas).read_text(encoding="utf-8"))
+        try:
+            schemas = json.loads((base / schemas).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--tools {where!r}: openai_tools {schemas!r} cannot be read as "
+                              f"JSON ({exc})") from exc
+        if not isinstance(schemas, list):
+            raise ConfigError(f"--tools {where!r}: openai_tools holds a list of schemas")
     tools.add_openai(schemas)
     for server in raw.get("mcp_servers") or []:
         if not isinstance(server, Mapping) or not isinstance(server.get("command"), str):

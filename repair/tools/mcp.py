@@ -79,12 +79,14 @@ class McpServer:
         return ToolResult(text)
 
     def close(self) -> None:
+        """Stop the server; a later call starts it again (a ToolSet serves many repairs)."""
         if self._thread is None:
             return
         if self._loop is not None and self._queue is not None and self._loop.is_running():
             self._loop.call_soon_threadsafe(self._queue.put_nowait, _STOP)
         self._thread.join(self.timeout)
-        self._thread = None
+        self._thread, self._tools, self._loop, self._queue, self._failed = (
+            None, None, None, None, None)
 
     # -- the session's own thread ---------------------------------------------------------
 

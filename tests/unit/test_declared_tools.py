@@ -102,7 +102,9 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
     assert set(load_tools(str(listed)).tools) == {"get_price", "place_order"}
     for body, error in (({"tool": {}}, "unknown keys \\['tool'\\]"),
                         ({"tools": {"x": {"compensate": "y"}}}, "needs a side-effect class"),
-                        ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command")):
+                        ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command"),
+                        ({"tools": ["get_price"]}, "tools has the wrong shape"),
+                        ({"openai_tools": "missing.json"}, "cannot be read as JSON")):
         listed.write_text(json.dumps(body))
         with pytest.raises(ConfigError, match=error):
             load_tools(str(listed))
@@ -131,8 +133,10 @@ def test_mcp_server_tools_over_stdio(tmp_path: Path) -> None:
             registry.check_replayable("place_order", "s_001")  # its hint is not trusted
         assert trusting.spec("get_price") == spec_of("get_price", "read_only")
         assert trusting.spec("place_order") is None  # destructive: stays irreversible
+        tools.close()  # a ToolSet serves one repair after another: the server starts again
+        assert registry.call("get_price", {"store": "StoreA"}).result == "StoreA: $68.50"
         assert [json.loads(line)["args"]["store"] for line in log.read_text().splitlines()] \
-            == ["StoreC", "Nowhere"]
+            == ["StoreC", "Nowhere", "StoreA"]
     finally:
         tools.close()
         trusting.close()
