@@ -23,6 +23,7 @@ from typing import Any
 from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
+from provrepair.provenance.models import Case
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.testhooks import checkpoint
@@ -223,19 +224,22 @@ def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: Repl
     if report.status == RunStatus.NEEDS_HUMAN:  # stop before that step: memory side only
         store.run("commit_repair_run", {"run_key": run_key(plan.task_id, run_id),
                                         "run_id": run_id, "props": props,
-                                        "rows": memory_side_rows(plan)})
+                                        "rows": memory_side_rows(plan, state.case)})
         return
     write_new_nodes(store, state, result, run_id)
     commit(store, state, result, run_key(plan.task_id, run_id), run_id, props)
 
 
-def memory_side_rows(plan: RepairPlan) -> list[dict[str, Any]]:
-    """Status changes of a stopped repair: faults deleted, the plan's quarantine applied."""
+def memory_side_rows(plan: RepairPlan, case: Case) -> list[dict[str, Any]]:
+    """Status changes of a stopped repair: faults deleted, the plan's quarantine applied.
+    A record already in that state (an earlier run of the version applied it) is left as it
+    is, so its audit trail keeps naming the run that changed it."""
     key = task_key(plan.task_id)
-    return ([{"uid": node_uid(key, m), "status": MemoryStatus.DELETED.value, "audit": True}
-             for m in plan.delete_memory_ids]
-            + [{"uid": node_uid(key, m), "status": MemoryStatus.QUARANTINED.value, "audit": True}
-               for m in plan.quarantine_memory_ids])
+    now = {m.memory_id: m.status for m in case.memory_store}
+    wanted = [(m, MemoryStatus.DELETED) for m in plan.delete_memory_ids] + \
+        [(m, MemoryStatus.QUARANTINED) for m in plan.quarantine_memory_ids]
+    return [{"uid": node_uid(key, m), "status": status.value, "audit": True}
+            for m, status in wanted if now.get(m) is not status]
 
 
 def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,

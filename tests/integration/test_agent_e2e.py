@@ -210,6 +210,12 @@ def test_a_partial_repair_is_continued_reusing_what_it_resolved(
     assert [s["content"] for s in shown if s["step_type"] == "final_answer"] == [
         done["answer"]]
     assert not [s["step_id"] for s in shown if s["content"].startswith("(unresolved")]
+    # each run's patch holds what that run changed: the stop re-applied nothing
+    ops = {run["run_id"]: [(o["op"], o["memory_id"]) for o in json.loads(cli(
+        "patch", "--task", RUN, "--run", run["run_id"]).stdout)["operations"]]
+        for run in history}
+    assert ops[first["run_id"]] == [("delete", "m_price_b"), ("quarantine", "m_best")]
+    assert ops[second["run_id"]] == []
     again = cli("repair", "--task", RUN)
     assert again.returncode == 0 and "already_repaired" in again.stdout
     refused = cli("repair", "--task", RUN, "--continue")
