@@ -149,7 +149,7 @@ class Executor:
             context=self.state.context(step, hint.used_ids, self.functions),
             inputs=self.state.inputs(step.timestamp),
             memories=self.state.visible_memories(step.timestamp),
-            steps=self.state.visible_steps(here), tools=self.case.tools)
+            steps=self.state.visible_steps(here), tools=self.tools.available())
 
     def _new_step(self, step: ExecutionStep, output: StepOutput) -> ExecutionStep:
         cited = self.state.remap(output.cited_ids)

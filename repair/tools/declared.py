@@ -157,6 +157,10 @@ class ToolSet:
 
     # -- used by the repair (repair/tools/registry.py) -------------------------------------
 
+    def names(self) -> list[str]:
+        """Every tool declared or served (starting the MCP servers to list theirs)."""
+        return sorted({*self.tools, *(n for server in self.servers for n in server.tool_names())})
+
     def spec(self, name: str) -> ToolSpec | None:
         tool = self.tools.get(name)
         if tool is not None and tool.spec is not None:

@@ -80,6 +80,15 @@ class ToolRegistry:
         declared = self.declared.spec(tool) if self.declared is not None else None
         return declared or self.specs.get(tool) or self.pack_specs.get(tool)
 
+    def available(self) -> list[ToolSpec]:
+        """The tools a reasoner may call, each with its class (an undeclared one as
+        irreversible): the case's, and the user's declaration, else the domain pack's (a
+        simulated domain's tools are not offered to an agent that declared its own)."""
+        names = {*self.specs, *(self.declared.names() if self.declared is not None
+                                else self.pack_specs)}
+        return [self.spec(name) or ToolSpec(name=name, side_effect=True, compensate=None,
+                                            idempotent=False) for name in sorted(names)]
+
     def check_replayable(self, tool: str, step_id: str) -> str | None:
         """None if the call may be re-issued; else the name of the compensating tool to run
         first; raises SideEffectRefused when neither is possible."""

@@ -122,6 +122,9 @@ def test_a_real_agent_is_repaired_end_to_end(recorded: Recorded, cli: Cli,
     assert contracts and all(r["response_format"] == {"type": "json_object"} for r in contracts)
     systems = " ".join(r["messages"][0]["content"] for r in contracts)
     assert CONTRACTS["tool_action"][1] in systems and CONTRACTS["content"][1] in systems
+    offered = json.loads(contracts[0]["messages"][-1]["content"])["tools"]  # with their classes
+    assert [(t["name"], t["side_effect"]) for t in offered] == [("get_price", False),
+                                                               ("place_order", True)]
 
     code, done = repair(cli, "--tools", tools, "--resume", "--approve", step)
     assert code == 0 and done["status"] == "repaired", done["unresolved"]
