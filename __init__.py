@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from provrepair.repair.patch import memory_patch
     from provrepair.repair.plan import plan
     from provrepair.repair.service import run_repair
+    from provrepair.repair.tools.declared import ToolSet
 
 # public name → "module:attribute"
 _API = {
@@ -31,6 +32,7 @@ _API = {
     "plan": "provrepair.repair.plan:plan",
     # not "repair": that name is the package provrepair.repair
     "run_repair": "provrepair.repair.service:run_repair",
+    "ToolSet": "provrepair.repair.tools.declared:ToolSet",
     "memory_patch": "provrepair.repair.patch:memory_patch",
     "apply_patch": "provrepair.repair.appliers:apply_patch",
     "open_memory_store": "provrepair.repair.appliers:open_memory_store",
@@ -38,7 +40,7 @@ _API = {
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
 }
 
-__all__ = ["JsonlMemory", "LangGraphMemory", "Recorder", "apply_patch", "connect",
+__all__ = ["JsonlMemory", "LangGraphMemory", "Recorder", "ToolSet", "apply_patch", "connect",
            "ingest_case", "memory_patch", "open_memory_store", "open_store", "parse_case",
            "plan", "run_repair"]  # the keys of _API (a test checks)
 

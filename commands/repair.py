@@ -70,10 +70,19 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 
 @click.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--reasoner", type=click.Choice(["offline", "openai"]), default="offline",
-              show_default=True, help="offline: deterministic, from each step's derivation; "
-              "openai: any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL).")
+@click.option("--reasoner", default="offline", show_default=True,
+              help="offline: deterministic, from each step's derivation; openai: any "
+              "OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL); or a plugin's "
+              "reasoner (provrepair.reasoners entry points). An unknown name is refused.")
 @click.option("--model", default=None, help="Model name for --reasoner openai.")
+@click.option("--max-calls", type=int, default=None,
+              help="At most this many model calls; steps left then stay unresolved (partial).")
+@click.option("--budget", type=int, default=None, metavar="TOKENS",
+              help="At most this many model tokens; steps left then stay unresolved (partial).")
+@click.option("--tools", "tool_refs", multiple=True, metavar="FILE|MODULE:OBJECT",
+              help="The agent's tools and their side-effect classes: a JSON/TOML tools file "
+              "(Python callables, OpenAI tool schemas, MCP servers) or a ToolSet object. "
+              "An undeclared tool is irreversible: the repair stops before re-issuing it.")
 @click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
 @click.option("--dry-run", is_flag=True, help="Plan and replay, but write nothing.")
 @click.option("--no-early-cutoff", is_flag=True,
@@ -88,34 +97,48 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
               help="With --resume: re-issue this step's side-effecting call.")
 @click.option("--skip", multiple=True, metavar="STEP",
               help="With --resume: do not re-issue this step's call; it stays unresolved.")
+@click.option("--continue", "continue_partial", is_flag=True,
+              help="Finish a partial repair (exit 4): regenerate what it left unresolved, "
+                   "e.g. with --reasoner openai or --tools, as one more run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def repair(task_id: str, reasoner: str, model: str | None, faults: str | None, dry_run: bool,
+def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None,
+           budget: int | None, tool_refs: tuple[str, ...], faults: str | None, dry_run: bool,
            no_early_cutoff: bool, method: str, resume: bool, approve: tuple[str, ...],
-           skip: tuple[str, ...], as_json: bool) -> None:
+           skip: tuple[str, ...], continue_partial: bool, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one writer per task at a time).
 
     A task version is repaired once; running `repair` again prints that repair. Exit codes:
-    0 repaired (or already repaired), 2 an error you can fix (one line on stderr), 3 stopped
-    before a side-effecting tool call: the faulty memories are already out of retrieval, and
-    `--resume --approve STEP` or `--resume --skip STEP` finishes the repair; 4 partial: the
-    memory is repaired but the final answer could not be recomputed offline (no derivation
-    recorded): `--reasoner openai` regenerates it with a model.
+    0 repaired (or already repaired); 2 an error you can fix (one line on stderr); 3 stopped
+    before a side-effecting tool call (an irreversible or undeclared tool): the faulty
+    memories are already out of retrieval, and `--resume --approve STEP` or `--resume --skip
+    STEP` finishes the repair; 4 partial: the memory is repaired but some replayed steps are
+    unresolved (listed with their reasons): `--continue` with what they need (`--reasoner
+    openai`, `--tools`) regenerates them.
     """
     from provrepair.repair.reasoners import make_reasoner
     from provrepair.repair.service import Resume, repair_task
+    from provrepair.repair.tools.declared import ToolSet, load_tools
 
     if (approve or skip) and not resume:
         raise InputError("--approve and --skip go with --resume")
-    if resume and (dry_run or faults):
-        raise InputError("--resume continues the stopped repair's own plan: no --dry-run "
-                         "or --faults")
+    if (resume or continue_partial) and (dry_run or faults):
+        raise InputError("--resume and --continue carry on the earlier repair's own plan: no "
+                         "--dry-run or --faults")
+    if resume and continue_partial:
+        raise InputError("--resume (after needs_human) or --continue (after partial), not both")
     decided = Resume(frozenset(approve), frozenset(skip)) if resume else None
     fault_ids = id_list(faults)
+    brain = make_reasoner(reasoner, model, max_calls=max_calls, budget=budget)
+    tools = None
+    if tool_refs:
+        tools = ToolSet()
+        for ref in tool_refs:
+            tools.update(load_tools(ref))
     with store() as st:
-        report = repair_task(st, task_id, make_reasoner(reasoner, model), faults=fault_ids,
-                             dry_run=dry_run, early_cutoff=not no_early_cutoff, method=method,
-                             resume=decided)
+        report = repair_task(st, task_id, brain, faults=fault_ids, dry_run=dry_run,
+                             early_cutoff=not no_early_cutoff, method=method, resume=decided,
+                             tools=tools, continue_partial=continue_partial)
         patch = _patch_of(st, report) if as_json else None
     if as_json:
         emit_json({**report.to_json(), "memory_patch": patch})
@@ -149,13 +172,20 @@ def _print_report(report: Any) -> None:
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")
     if report.status == "partial":
-        click.echo("  PARTIAL: the memory is repaired, the final answer could not be recomputed "
-                   "offline; --reasoner openai regenerates it")
+        click.echo(f"  PARTIAL: the memory is repaired, {len(report.unresolved)} replayed "
+                   "step(s) are unresolved; finish with: provrepair repair --task "
+                   f"{report.task_id} --continue (with --reasoner openai and/or --tools)")
     if report.needs_human:
         step = report.needs_human["step_id"]
         click.echo(f"  NEEDS A HUMAN at {step}: {report.needs_human['reason']}")
         click.echo(f"  the faulty memories are already out of retrieval; then run: provrepair "
                    f"repair --task {report.task_id} --resume --approve {step}  (or --skip {step})")
+    used = report.reasoner
+    if used.get("model"):
+        click.echo(f"  reasoner:    {used['reasoner']} {used['model']} "
+                   f"({used.get('prompt_contract')}), {used.get('calls', 0)} calls, "
+                   f"{used.get('total_tokens', 0)} tokens"
+                   + (f"; stopped: {used['exhausted']}" if used.get("exhausted") else ""))
     c = report.counts
     click.echo(f"  cost: {c.get('llm_calls', 0)} LLM calls, {c.get('tokens', 0)} tokens, "
                f"{c.get('replayed_steps', 0)}/{c.get('original_steps', 0)} steps replayed, "

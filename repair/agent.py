@@ -21,7 +21,7 @@ from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, User
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
 from provrepair.repair.derive import Context, DomainFunction, visible_facts
 from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
-from provrepair.repair.tools.registry import ToolRegistry
+from provrepair.repair.tools.registry import NoImplementation, ToolRegistry, ToolResult
 
 WORD = re.compile(r"[a-z0-9]+")
 Tamper = Callable[[ExecutionStep, StepOutput], StepOutput]
@@ -128,7 +128,10 @@ class Agent:
                               tool_args=call.args if call else None)
         if call is None:
             return action
-        result = self.tools.call(call.tool, call.args)
+        try:
+            result = self.tools.call(call.tool, call.args)
+        except NoImplementation as exc:  # the simulated world has no answer: it says so
+            result = ToolResult(str(exc), [], "error")
         return self._record(StepType.TOOL_OBSERVATION, turn, result.result, [action.step_id],
                             [], facts=[Fact.model_validate(f) for f in result.facts],
                             status=result.status)

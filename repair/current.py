@@ -10,6 +10,7 @@ from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.rows import record_from_props
 from provrepair.provenance.state.runs import visible_node
 from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.runs import list_runs
 
 _REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run")
 
@@ -47,8 +48,12 @@ def current_case(store: GraphStore, task_id: str) -> dict[str, Any]:
     the memory store with the records repairs wrote. Without a repair: the recorded case."""
     case = read_case(store, task_id).model_dump(mode="json")
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
+    # a continuation (`repair --continue`) replaces again what an earlier run left
+    # unresolved: the newest run's replacement is the one in force
+    runs = {run["run_id"]: i for i, run in enumerate(list_runs(store, task_id))}
     written = sorted((r["props"] for r in rows if r["props"].get("origin_run")
-                      and visible_node(r["props"])), key=lambda p: p["position"])
+                      and visible_node(r["props"])),
+                     key=lambda p: (runs.get(p["origin_run"], -1), p["position"]))
     steps = [p for p in written if p["kind"] == "step"]
     replacement = {p["replaces"]: _record(p) for p in steps if p.get("replaces")}
     trace = [replacement.get(s["step_id"], s) for s in case["trace"]]

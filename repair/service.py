@@ -23,7 +23,7 @@ from typing import Any
 from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
-from provrepair.provenance.order import final_answer_step
+from provrepair.provenance.models import Case
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.state.runs import ReportStatus, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore
@@ -34,19 +34,24 @@ from provrepair.repair.methods.base import Decision
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
+from provrepair.repair.replay.prior import PriorOutcome, read_prior
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.replay.writeback import commit, write_new_nodes
 from provrepair.repair.runs import (
     latest_repair,
+    list_runs,
     new_run_id,
     record_plan_run,
     roll_back_unfinished,
     run_key,
 )
+from provrepair.repair.tools.declared import ToolSet
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
 METHOD = "dependency_guided"
+# committed runs that wrote a replay (a needs_human stop writes only its memory side)
+REPLAYED_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL})
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class Resume:
 
     approve: frozenset[str] = frozenset()   # re-issue these side-effecting calls
     skip: frozenset[str] = frozenset()      # do not re-issue these; their steps stay unresolved
+    continuing: bool = False                # `--continue`: finish a partial repair instead
 
 
 @dataclass
@@ -74,6 +80,8 @@ class RepairReport:
     needs_human: dict[str, str] | None = None
     counts: dict[str, int] = field(default_factory=dict)
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
+    reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
+    continues: str | None = None  # the partial run whose resolved steps this run reuses
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,11 +90,30 @@ class RepairReport:
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
-                resume: Resume | None = None) -> RepairReport:
+                resume: Resume | None = None, tools: ToolSet | None = None,
+                continue_partial: bool = False) -> RepairReport:
+    """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
+    a tool they, the case and the domain pack leave undeclared is irreversible.
+    `continue_partial`: finish the task's `partial` repair in one more run, regenerating only
+    what it left unresolved (repair/replay/prior.py)."""
+    if continue_partial:
+        resume = Resume(continuing=True) if resume is None else resume
+    try:
+        return _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
+                            resume, tools)
+    finally:
+        if tools is not None:
+            tools.close()  # stop the MCP servers the repair started
+
+
+def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
+                 faults: list[str] | None, dry_run: bool, early_cutoff: bool, method: str,
+                 resume: Resume | None, tools: ToolSet | None) -> RepairReport:
     planner = get_method(method)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
-        report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]
+        report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id,
+                         tools=tools)[0]
         report.run_id, report.status = None, ReportStatus.DRY_RUN.value
         return report
     checkpoint("before_lock")
@@ -94,25 +121,46 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
         checkpoint("after_lock")
         _require_complete(store, task_id)
         previous = latest_repair(store, task_id)
-        stopped_plan = None
+        stopped_plan, prior, base = None, None, None
         if resume is not None:
             stopped_plan = _resumable_plan(task_id, previous, resume)
+            assert previous is not None
+            base = previous["run_id"] if resume.continuing else previous["summary"].get("continues")
+            prior = _prior(store, task_id, base) if base is not None else None
         elif previous is not None:
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id, stopped_plan, resume)
+                                              planner, run_id, stopped_plan, resume, tools, prior)
+        report.continues = base
         _write(store, plan, state, result, run_id, report, method)
         return report
 
 
+def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
+    """What the runs up to the partial run `base` replayed, and what `base` left unresolved."""
+    runs = [r for r in list_runs(store, task_id) if r["status"] in REPLAYED_RUN_STATUSES]
+    runs.sort(key=lambda r: r["created"])
+    order = [r["run_id"] for r in runs]
+    summary = next(r["summary"] for r in runs if r["run_id"] == base)
+    return read_prior(store, task_id, order[:order.index(base) + 1],
+                      set(summary.get("unresolved") or {}))
+
+
 def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
                     resume: Resume) -> RepairPlan:
-    """The plan of the task's stopped repair, checked against the person's decisions."""
-    if previous is None or previous["status"] != RunStatus.NEEDS_HUMAN:
-        state = "has no repair" if previous is None else f"is {previous['status']}"
+    """The plan of the task's stopped (or, continuing, partial) repair, checked against the
+    person's decisions."""
+    state = "has no repair" if previous is None else f"is {previous['status']}"
+    if resume.continuing and (previous is None or previous["status"] != RunStatus.PARTIAL):
+        hint = (" (it waits for a person: --resume --approve/--skip)" if previous is not None
+                and previous["status"] == RunStatus.NEEDS_HUMAN else "")
+        raise NothingToResume(f"task {task_id!r} {state}: nothing to continue (only a partial "
+                              f"repair can be continued){hint}")
+    if not resume.continuing and (previous is None or previous["status"] != RunStatus.NEEDS_HUMAN):
         raise NothingToResume(f"task {task_id!r} {state}: nothing to resume (only a repair "
                               "that stopped with needs_human can be resumed)")
+    assert previous is not None
     plan = RepairPlan.model_validate(previous["plan"])
     for step_id in sorted(resume.approve | resume.skip):
         if step_id not in plan.replay_step_ids:
@@ -123,7 +171,8 @@ def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
 
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
             early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
-            resume: Resume | None = None,
+            resume: Resume | None = None, tools: ToolSet | None = None,
+            prior: PriorOutcome | None = None,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
     decision = Decision()
@@ -131,18 +180,20 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
         planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
         plan, decision = planned.plan, planned.decision
     resume = resume or Resume()
-    tools = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
-                         approved=resume.approve)
+    registry = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
+                            approved=resume.approve, declared=tools)
     # an ablation may turn early cutoff off (without selective replay replays everything)
     stored = [(row["id"], row["kind"])
               for row in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
-    executor = Executor(case, plan, reasoner, tools, run_id[-6:],
+    executor = Executor(case, plan, reasoner, registry, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain), stored_ids=stored,
-                        skipped=resume.skip)
+                        skipped=resume.skip, prior=prior)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(decision)
+    usage = getattr(reasoner, "usage", None)  # the model's reasoners say what they used
+    report.reasoner = usage() if callable(usage) else {"reasoner": reasoner.name}
     return report, plan, executor.state, result
 
 
@@ -155,10 +206,11 @@ def _require_complete(store: GraphStore, task_id: str) -> None:
 
 
 def _previous_report(previous: dict[str, Any]) -> RepairReport:
-    """The committed repair's own report: `already_repaired`, or a stop still waiting for a
-    person (`needs_human`: the memory side is applied, resume with --resume)."""
+    """The committed repair's own report: `already_repaired` for a full repair; a stop still
+    waiting for a person (`needs_human`: resume with --resume) or a `partial` repair (finish
+    it with --continue) as it is."""
     summary = previous["summary"]
-    if summary.get("status") == RunStatus.NEEDS_HUMAN:
+    if summary.get("status") in (RunStatus.NEEDS_HUMAN, RunStatus.PARTIAL):
         return RepairReport(**summary)
     return RepairReport(**{**summary, "status": ReportStatus.ALREADY_REPAIRED.value})
 
@@ -172,20 +224,23 @@ def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: Repl
     if report.status == RunStatus.NEEDS_HUMAN:  # stop before that step: memory side only
         store.run("commit_repair_run", {"run_key": run_key(plan.task_id, run_id),
                                         "run_id": run_id, "props": props,
-                                        "rows": memory_side_rows(plan),
+                                        "rows": memory_side_rows(plan, state.case),
                                         **run_params("writing")})
         return
     write_new_nodes(store, state, result, run_id)
     commit(store, state, result, run_key(plan.task_id, run_id), run_id, props)
 
 
-def memory_side_rows(plan: RepairPlan) -> list[dict[str, Any]]:
-    """Status changes of a stopped repair: faults deleted, the plan's quarantine applied."""
+def memory_side_rows(plan: RepairPlan, case: Case) -> list[dict[str, Any]]:
+    """Status changes of a stopped repair: faults deleted, the plan's quarantine applied.
+    A record already in that state (an earlier run of the version applied it) is left as it
+    is, so its audit trail keeps naming the run that changed it."""
     key = task_key(plan.task_id)
-    return ([{"uid": node_uid(key, m), "status": MemoryStatus.DELETED.value, "audit": True}
-             for m in plan.delete_memory_ids]
-            + [{"uid": node_uid(key, m), "status": MemoryStatus.QUARANTINED.value, "audit": True}
-               for m in plan.quarantine_memory_ids])
+    now = {m.memory_id: m.status for m in case.memory_store}
+    wanted = [(m, MemoryStatus.DELETED) for m in plan.delete_memory_ids] + \
+        [(m, MemoryStatus.QUARANTINED) for m in plan.quarantine_memory_ids]
+    return [{"uid": node_uid(key, m), "status": status.value, "audit": True}
+            for m, status in wanted if now.get(m) is not status]
 
 
 def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
@@ -193,9 +248,8 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
     if result.needs_human:
         return _stopped_report(task_id, run_id, plan, state, result)
     active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
-    final = final_answer_step(state.case)
-    # the final answer could not be recomputed: the memory is repaired, the answer is not
-    partial = final is not None and final.step_id in result.unresolved
+    # `repaired` only when every replayed step resolved (unresolved ones propagate, executor.py)
+    partial = bool(result.unresolved)
     return RepairReport(
         task_id=task_id, run_id=run_id,
         status=RunStatus.PARTIAL.value if partial else RunStatus.REPAIRED.value,
@@ -206,7 +260,8 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
         new_memory_ids=[n.record.memory_id for n in state.new_memories],
         active_memory_ids=active, unresolved=result.unresolved, needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens,
-                "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff),
+                "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff)
+                - len(result.reused), "reused_steps": len(result.reused),
                 "early_cutoff_steps": len(result.cutoff), "tool_calls": result.tool_calls,
                 "original_steps": len(state.original)})
 
@@ -223,17 +278,19 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
         quarantined=plan.quarantine_memory_ids, active_memory_ids=active,
         needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
-                "early_cutoff_steps": 0, "tool_calls": result.tool_calls,
-                "original_steps": len(state.original)})
+                "reused_steps": len(result.reused), "early_cutoff_steps": 0,
+                "tool_calls": result.tool_calls, "original_steps": len(state.original)})
 
 
 def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offline", *,
-           model: str | None = None, **options: Any) -> RepairReport:
-    """`provrepair repair` as a call: `reasoner` is "offline", "openai" or a Reasoner;
-    `options` are those of `repair_task` (faults, dry_run, method, resume)."""
+               model: str | None = None, max_calls: int | None = None,
+               budget: int | None = None, **options: Any) -> RepairReport:
+    """`provrepair repair` as a call: `reasoner` is a registered name ("offline", "openai",
+    a plugin's) or a Reasoner; `options` are those of `repair_task` (faults, dry_run, method,
+    resume, continue_partial, tools)."""
     if isinstance(reasoner, str):
         from provrepair.repair.reasoners import make_reasoner
 
-        reasoner = make_reasoner(reasoner, model)
+        reasoner = make_reasoner(reasoner, model, max_calls=max_calls, budget=budget)
     return repair_task(store, task_id, reasoner, **options)
 

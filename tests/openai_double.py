@@ -1,8 +1,10 @@
 """A TEST DOUBLE of an OpenAI-compatible chat-completions endpoint (not a mock of our code).
 
 It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client
-is exercised over the wire. Replies come from a script, in order; every request body is kept
-for assertions. A scripted reply may delay (to provoke client timeouts) or fail with a status.
+is exercised over the wire. Replies come from a script, in order, or from `respond`, a
+function of the request body (a stand-in model that reads the prompt it is sent); every
+request body is kept for assertions. A scripted reply may delay (to provoke client timeouts)
+or fail with a status.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +31,7 @@ class Reply:
 class ChatDouble:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    respond: Callable[[dict[str, Any]], Reply] | None = None
 
     def start(self) -> str:
         double = self
@@ -36,7 +40,8 @@ class ChatDouble:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 double.requests.append(body)
-                reply = double.script.pop(0) if double.script else Reply(status=500)
+                reply = (double.respond(body) if double.respond is not None else
+                         double.script.pop(0) if double.script else Reply(status=500))
                 time.sleep(reply.delay)
                 if reply.status != 200:
                     self._send(reply.status, {"error": {"message": "scripted failure"}})

@@ -58,22 +58,28 @@ def chat(client: Any, messages: list[dict[str, Any]]) -> Any:
     return reply.choices[0].message
 
 
-def run(tracer: Tracer, client: Any, memory: dict[str, str], conversation: str,
-        faults: list[str]) -> None:
+@contextmanager
+def agent_run(tracer: Tracer, conversation: str, faults: list[str], memory: dict[str, str],
+              question: str) -> Iterator[list[dict[str, Any]]]:
+    """The run's `invoke_agent` span and its memory search; yields the first messages."""
     with tracer.start_as_current_span("invoke_agent shopper") as root:
         root.set_attribute("gen_ai.operation.name", "invoke_agent")
         root.set_attribute("gen_ai.conversation.id", conversation)
         root.set_attribute("provrepair.domain", "shopping")
         root.set_attribute("provrepair.diagnosed_faults", faults)
-        question = "Where is the P0199 headset cheapest? Remember the store."
         found = [{"id": k, "content": v} for k, v in sorted(memory.items())]
         with memory_span(tracer, "search_memory", records=found, query="P0199 prices",
                          conversation_id=conversation):
             pass
         notes = "; ".join(r["content"] for r in found)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": f"What you remember: {notes}"},
-            {"role": "user", "content": question}]
+        yield [{"role": "system", "content": f"What you remember: {notes}"},
+               {"role": "user", "content": question}]
+
+
+def run(tracer: Tracer, client: Any, memory: dict[str, str], conversation: str,
+        faults: list[str]) -> None:
+    question = "Where is the P0199 headset cheapest? Remember the store."
+    with agent_run(tracer, conversation, faults, memory, question) as messages:
         asked = chat(client, messages)
         messages.append(asked.model_dump(exclude_none=True))
         for call in asked.tool_calls or []:

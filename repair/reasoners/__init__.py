@@ -1,15 +1,33 @@
-"""Reasoners behind one interface (repair.reasoners.base.Reasoner)."""
+"""Reasoners behind one interface (repair.reasoners.base.Reasoner), named in `REASONERS`.
+
+A name is exact: an unknown one (`make_reasoner("ofline")`) is a ConfigError listing the known
+names, whatever the environment holds, so a typo never sends an agent's memories to an
+external API. Plugins add reasoners through the `provrepair.reasoners` entry points
+(provrepair/registry.py); a factory takes `model`, `max_calls` and `budget` as keywords.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from provrepair.registry import Registry
 from provrepair.repair.reasoners.base import Reasoner
 
 
-def make_reasoner(name: str, model: str | None = None) -> Reasoner:
-    if name == "offline":
-        from provrepair.repair.reasoners.offline import OfflineReasoner
+def _offline(**_limits: Any) -> Reasoner:
+    """No model and no calls: `model`, `max_calls` and `budget` do not apply."""
+    from provrepair.repair.reasoners.offline import OfflineReasoner
 
-        return OfflineReasoner()
-    from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner
+    return OfflineReasoner()
 
-    return OpenAIReasoner.from_env(model)
+
+REASONERS: Registry[Reasoner] = Registry("reasoner", {
+    "offline": _offline,
+    "openai": "provrepair.repair.reasoners.openai_reasoner:OpenAIReasoner.from_env",
+})
+
+
+def make_reasoner(name: str, model: str | None = None, *, max_calls: int | None = None,
+                  budget: int | None = None) -> Reasoner:
+    """The reasoner registered as `name`; `max_calls`/`budget` (tokens) bound a model's use."""
+    return REASONERS.create(name, model=model, max_calls=max_calls, budget=budget)

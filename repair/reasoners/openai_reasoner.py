@@ -5,12 +5,19 @@ every cited id must be visible in the repaired context. An invalid reply (bad JS
 shape, an invented or withheld id) is sent back with the error and retried, at most
 `attempts` calls; a timeout counts as an attempt. Calls and tokens are counted. When no
 attempt succeeds the step is unresolved (never filled from the old step).
+
+`max_calls` and `budget` (total tokens) bound one reasoner's use: once either is reached no
+request is sent, and every step still to regenerate is unresolved, saying so (the repair ends
+`partial`; `repair --continue` finishes it later). `usage()` is what the run records: model,
+prompt contract (name and digest of its text), calls and tokens.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections import Counter
 from typing import Any
 
 import openai
@@ -29,22 +36,53 @@ from provrepair.repair.reasoners.prompts import (
     messages,
 )
 
+# The prompt contracts' text, as one digest: a run records which prompts produced it.
+CONTRACT_DIGEST = hashlib.sha256(json.dumps(
+    {name: text for name, (_, text) in sorted(CONTRACTS.items())}).encode()).hexdigest()[:12]
+
 
 class OpenAIReasoner:
     name = "openai"
 
-    def __init__(self, client: openai.OpenAI, model: str, *, attempts: int = 3):
+    def __init__(self, client: openai.OpenAI, model: str, *, attempts: int = 3,
+                 max_calls: int | None = None, budget: int | None = None):
         self.client, self.model, self.attempts = client, model, attempts
+        self.max_calls, self.budget = max_calls, budget
+        self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self.contracts: Counter[str] = Counter()
+        self.exhausted: str | None = None
 
     @classmethod
-    def from_env(cls, model: str | None = None, timeout: float = 60.0) -> OpenAIReasoner:
+    def from_env(cls, model: str | None = None, timeout: float = 60.0, *,
+                 max_calls: int | None = None, budget: int | None = None) -> OpenAIReasoner:
         key = os.environ.get("OPENAI_API_KEY")
         if not key:
             raise ConfigError("--reasoner openai needs OPENAI_API_KEY (and OPENAI_BASE_URL for "
                               "an endpoint other than OpenAI's)")
+        for option, value in (("--max-calls", max_calls), ("--budget", budget)):
+            if value is not None and value < 1:
+                raise ConfigError(f"{option} must be at least 1, not {value}")
         client = openai.OpenAI(api_key=key, base_url=os.environ.get("OPENAI_BASE_URL"),
                                timeout=timeout, max_retries=0)
-        return cls(client, model or os.environ.get("OPENAI_MODEL", "gpt-4o"))
+        return cls(client, model or os.environ.get("OPENAI_MODEL", "gpt-4o"),
+                   max_calls=max_calls, budget=budget)
+
+    def usage(self) -> dict[str, Any]:
+        """What the run records of this reasoner's use."""
+        return {"reasoner": self.name, "model": self.model,
+                "prompt_contract": f"replay/{CONTRACT_DIGEST}",
+                "contracts": dict(sorted(self.contracts.items())), "calls": self.calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens,
+                "max_calls": self.max_calls, "budget": self.budget, "exhausted": self.exhausted}
+
+    def _limit_reached(self) -> str | None:
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            self.exhausted = f"--max-calls {self.max_calls} reached"
+        elif self.budget is not None and self.prompt_tokens + self.completion_tokens >= self.budget:
+            self.exhausted = f"--budget of {self.budget} tokens used"
+        return self.exhausted
 
     def regenerate(self, request: StepRequest) -> StepOutput:
         contract = contract_for(request.step.step_type)
@@ -52,7 +90,13 @@ class OpenAIReasoner:
         calls = tokens = 0
         error = "no attempt made"
         for _ in range(self.attempts):
+            limit = self._limit_reached()
+            if limit is not None:
+                error = f"the reasoner's limit stopped it: {limit}"
+                break
             calls += 1
+            self.calls += 1
+            self.contracts[contract] += 1
             try:
                 reply = self.client.chat.completions.create(  # type: ignore[call-overload]
                     model=self.model, messages=chat, response_format={"type": "json_object"},
@@ -63,7 +107,10 @@ class OpenAIReasoner:
             except openai.APIStatusError as exc:
                 error = f"endpoint answered {exc.status_code}"
                 continue
-            tokens += reply.usage.total_tokens if reply.usage else 0
+            if reply.usage:
+                tokens += reply.usage.total_tokens
+                self.prompt_tokens += reply.usage.prompt_tokens
+                self.completion_tokens += reply.usage.completion_tokens
             text = reply.choices[0].message.content or ""
             try:
                 output = self._parse(contract, text, request)
@@ -75,7 +122,8 @@ class OpenAIReasoner:
                 continue
             output.llm_calls, output.tokens = calls, tokens
             return output
-        failed = unresolved(f"no valid reply after {calls} attempts ({error})")
+        failed = unresolved(error if self.exhausted and calls == 0 else
+                            f"no valid reply after {calls} attempts ({error})")
         failed.llm_calls, failed.tokens = calls, tokens
         return failed
 

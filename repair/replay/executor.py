@@ -2,6 +2,11 @@
 state, regenerating each step with the reasoner, re-issuing tool calls through the registry
 and applying memory mutations; early cutoff skips dependents whose replayed inputs came out
 unchanged. Pure computation: the write-back (repair/replay/writeback.py) stores the result.
+
+Unresolved propagates: a step that could not be regenerated, a tool call that could not run
+or failed (and the observation it would have produced), and every replayed step that uses one
+of them is unresolved, with its reason; such a step is never regenerated from, nor re-issued
+with, what it recorded (its recorded arguments came from the contaminated run).
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
 from provrepair.repair.derive import DomainFunction
 from provrepair.repair.plan.model import RepairPlan
-from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
+from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest, unresolved
 from provrepair.repair.replay.mutations import apply_mutation
+from provrepair.repair.replay.prior import PriorOutcome
 from provrepair.repair.replay.state import RepairState
 from provrepair.repair.tools.registry import (
     SideEffectRefused,
-    ToolCallRejected,
     ToolRegistry,
     ToolResult,
+    ToolUnavailable,
 )
 
 
@@ -34,6 +40,7 @@ class ReplayResult:
     notes: dict[str, list[str]] = field(default_factory=dict)
     cutoff: list[str] = field(default_factory=list)            # kept by early cutoff
     unchanged: list[str] = field(default_factory=list)         # replayed, same output
+    reused: list[str] = field(default_factory=list)            # resolved by an earlier run
     needs_human: dict[str, str] | None = None                  # {step_id, reason}
     llm_calls: int = 0
     tokens: int = 0
@@ -45,9 +52,16 @@ class Executor:
                  tag: str, *, early_cutoff: bool = True,
                  functions: dict[str, DomainFunction] | None = None,
                  stored_ids: Iterable[tuple[str, str]] = (),
-                 skipped: frozenset[str] = frozenset()):
+                 skipped: frozenset[str] = frozenset(), prior: PriorOutcome | None = None):
+        """`prior`: what earlier runs of this task version replayed (a continuation reuses
+        what they resolved and regenerates the rest, repair/replay/prior.py)."""
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
         self.state = RepairState(case, plan, tag, stored_ids)
+        self.prior = prior
+        for record, replaces in prior.memories if prior is not None else ():
+            self.state.memories[record.memory_id] = record
+            if replaces is not None:
+                self.state.memory_remap[replaces] = record.memory_id
         self.skipped = skipped  # actions a person chose not to re-issue (--resume --skip)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
@@ -59,6 +73,9 @@ class Executor:
         self.state.apply_dispositions()
         for step_id in self.plan.replay_step_ids:
             step = self.state.original[step_id]
+            if self.prior is not None and self._reuse(step, self.prior):
+                self.result.reused.append(step_id)
+                continue
             if self.early_cutoff and self._cut(step):
                 self.result.cutoff.append(step_id)
                 # kept as it was, with the observations it generated (they stay valid)
@@ -77,11 +94,33 @@ class Executor:
 
     # -- one step -----------------------------------------------------------------------------
 
+    def _reuse(self, step: ExecutionStep, prior: PriorOutcome) -> bool:
+        """Take an earlier run's outcome for this step, unless that run left it unresolved."""
+        if step.step_id in prior.redo:
+            return False
+        observations = self._observations(step)
+        reused = prior.reused(step.step_id)
+        if reused is None:  # the earlier run kept it as it was (early cutoff): so does this one
+            self.state.visible.update([step.step_id, *(o.step_id for o in observations)])
+            return True
+        self.state.replace(step.step_id, reused)
+        for old in observations:
+            if (replacement := prior.reused(old.step_id)) is not None:
+                self.state.replace(old.step_id, replacement)
+        for added in prior.added:
+            if reused.step_id in added.prev_step_ids:
+                self.state.add(added, after=step.step_id)
+        if step.step_id == self.final_id:
+            self.result.answer = reused.content
+        return True
+
     def _replay(self, step: ExecutionStep) -> None:
         if step.step_type is StepType.MEMORY_READ:
             self._memory_read(step)
             return
-        output = self.reasoner.regenerate(self._request(step))
+        blocked = self._unresolved_input(step)
+        output = unresolved(f"its input {blocked} is unresolved") if blocked is not None \
+            else self.reasoner.regenerate(self._request(step))
         self.result.llm_calls += output.llm_calls
         self.result.tokens += output.tokens
         if output.notes:
@@ -89,8 +128,12 @@ class Executor:
         if output.content is None:
             self.result.unresolved[step.step_id] = output.unresolved or "unresolved"
         new = self._new_step(step, output)
-        if step.step_type is StepType.TOOL_ACTION and output.tool_call is not None:
-            self._issue_tool_call(step, new, output)
+        if step.step_type is StepType.TOOL_ACTION:
+            if output.tool_call is not None:
+                self._issue_tool_call(step, new, output)
+            else:  # not issued: what it observed is gone, and unresolved too
+                self._record(step, new, same=False)
+                self._observe(step, new, None, same_call=False)
             return
         if step.step_type in MUTATION_STEP_TYPES and output.content is not None:
             new = apply_mutation(self.state, step, new, output)
@@ -106,7 +149,7 @@ class Executor:
             context=self.state.context(step, hint.used_ids, self.functions),
             inputs=self.state.inputs(step.timestamp),
             memories=self.state.visible_memories(step.timestamp),
-            steps=self.state.visible_steps(here), tools=self.case.tools)
+            steps=self.state.visible_steps(here), tools=self.tools.available())
 
     def _new_step(self, step: ExecutionStep, output: StepOutput) -> ExecutionStep:
         cited = self.state.remap(output.cited_ids)
@@ -139,18 +182,31 @@ class Executor:
         if step.step_id in self.skipped:  # a person decided: not re-issued, not pretended
             self.result.unresolved[step.step_id] = f"{call.tool} not re-issued (--skip)"
             self._record(step, new, same=False)
+            self._observe(step, new, None, same_call=False)
             return
         compensate = self.tools.check_replayable(call.tool, step.step_id)
-        if compensate is not None:
-            self.tools.call(compensate, dict(step.tool_args or {}))
+        result: ToolResult | None = None
         try:
+            if compensate is not None:  # undo the recorded effect first; if that fails, stop
+                self.tools.call(compensate, dict(step.tool_args or {}))
             result = self.tools.call(call.tool, call.args)
-        except ToolCallRejected as exc:  # the step is unresolved; the repair goes on
+        except ToolUnavailable as exc:  # the step is unresolved; the repair goes on
             self.result.unresolved[step.step_id] = str(exc)
-            result = ToolResult(f"(unresolved: {exc})", [], "error")
-        old_obs = self._observations(step)
+            new = new.model_copy(update={"content": f"(unresolved: {exc})"})
         same_call = call.tool == step.tool_name and call.args == (step.tool_args or {})
-        self._record(step, new, same=same_call)
+        self._record(step, new, same=same_call and result is not None)
+        self._observe(step, new, result, same_call=same_call)
+
+    def _observe(self, step: ExecutionStep, new: ExecutionStep, result: ToolResult | None, *,
+                 same_call: bool) -> None:
+        """The observation of a replayed action: its new result, or (the call did not run)
+        an unresolved placeholder in place of what it observed before."""
+        old_obs = self._observations(step)
+        if result is None:
+            reason = f"its action {step.step_id} is unresolved"
+            for old in old_obs:
+                self.result.unresolved[old.step_id] = reason
+            result = ToolResult(f"(unresolved: {reason})", [], "error")
         template = old_obs[0] if old_obs else step
         observation = template.model_copy(update={
             "step_id": self.state.new_step_id(template.step_id if old_obs else step.step_id + ".obs"),
@@ -162,9 +218,15 @@ class Executor:
         if old_obs:
             self._record(old_obs[0], observation, same=same_call and
                          result.result == old_obs[0].content)
-        else:
+        elif step.step_id not in self.result.unresolved:
             self.state.add(observation, after=step.step_id)
             self.result.new_steps.append((observation, None))
+
+    def _unresolved_input(self, step: ExecutionStep) -> str | None:
+        """The first step this one uses whose replay is unresolved, if any."""
+        inputs = [*step.used_ids, *(step.prev_step_ids if step.step_type
+                                    is StepType.TOOL_OBSERVATION else [])]
+        return next((i for i in inputs if i in self.result.unresolved), None)
 
     def _observations(self, action: ExecutionStep) -> list[ExecutionStep]:
         """The recorded observations an action generated (it is in their prev/used ids)."""

@@ -31,8 +31,9 @@ def write_new_nodes(store: GraphStore, state: RepairState, result: ReplayResult,
     """Step 2: the replayed steps and regenerated memories, pending, with their edges."""
     key = task_key(state.case.task_id)
     steps = [_tagged(step_row(key, s, state._pos(s)), run_id, old) for s, old in result.new_steps]
-    memories = [_tagged(memory_row(key, state.memories[n.record.memory_id],
-                                   len(state.memory_position) + i), run_id, n.replaces, pending=True)
+    first = len(state.memories) - len(state.new_memories)  # after every record stored before
+    memories = [_tagged(memory_row(key, state.memories[n.record.memory_id], first + i), run_id,
+                        n.replaces, pending=True)
                 for i, n in enumerate(state.new_memories)]
     for query, rows in group_node_rows(steps).items():
         _batched(store, query, rows)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from provrepair.repair.derive import Context, DomainFunction, Unresolved, as_number
+from provrepair.repair.tools.packs import ToolPack
 from provrepair.repair.tools.registry import DomainTool, ToolResult
 
 
@@ -154,5 +155,33 @@ PACKS: dict[str, dict[str, DomainTool]] = {
     "customer_support": {"lookup_order": lookup_order, "get_ticket": get_ticket,
                          "get_policy": get_policy},
 }
+# Each pack tool's side-effect class (what the benchmark domains declare, repair/bench/domains)
+CLASSES: dict[str, dict[str, tuple[str, str | None]]] = {
+    "shopping": {name: ("read_only", None) for name in PACKS["shopping"]},
+    "travel": {"get_flight": ("read_only", None), "search_flights": ("read_only", None),
+               "search_hotels": ("read_only", None),
+               "book_flight": ("compensable", "cancel_booking"),
+               "cancel_booking": ("idempotent", None)},
+    "customer_support": {name: ("read_only", None) for name in PACKS["customer_support"]},
+}
+
+
+def _pack(domain: str) -> ToolPack:
+    from provrepair.repair.tools.declared import spec_of
+
+    return ToolPack(PACKS[domain], [spec_of(name, cls, compensate)
+                                    for name, (cls, compensate) in CLASSES[domain].items()])
+
+
+def shopping_pack() -> ToolPack:
+    return _pack("shopping")
+
+
+def travel_pack() -> ToolPack:
+    return _pack("travel")
+
+
+def customer_support_pack() -> ToolPack:
+    return _pack("customer_support")
 
 FUNCTIONS: dict[str, dict[str, DomainFunction]] = {"travel": {"travel.pick_hotel": pick_hotel}}

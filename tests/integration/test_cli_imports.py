@@ -1,5 +1,6 @@
 """Heavy imports stay out of the commands that do not need them: `--help`, `tasks`, `plan`
-and an offline `repair` never load the `openai` SDK or matplotlib (issue 9: they took seconds)."""
+and an offline `repair` never load the `openai` SDK, matplotlib or the MCP client (issue 9:
+they took seconds)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, Cli
 
-HEAVY = ("openai", "matplotlib")
+HEAVY = ("openai", "matplotlib", "mcp")
 # Runs the real CLI entry point and, at exit, writes which heavy packages got imported.
 PROBE = ("import atexit, json, os, sys\n"
          "def report():\n"

@@ -51,6 +51,10 @@ def test_cli_lists_and_runs_the_methods(cli: Cli) -> None:
     judged = cli("repair", "--task", "shopping_task_014", "--method", "llm_judge")
     assert judged.returncode == 2 and judged.stderr.startswith("MethodNotRun: llm_judge needs")
     reset = cli("repair", "--task", "shopping_task_014", "--method", "full_reset", "--json")
-    assert reset.returncode == 0, reset.stderr
+    # a full reset forgets the tracked product too: the steps that needed it, and the answer
+    # built on them, stay unresolved (partial, exit 4)
+    assert reset.returncode == 4, reset.stderr
     report = json.loads(reset.stdout)
-    assert report["status"] == "repaired" and report["plan"]["invalidate_claim_ids"] == []
+    assert report["status"] == "partial" and report["plan"]["invalidate_claim_ids"] == []
+    assert "user.tracked_product" in report["unresolved"]["s_009"]
+    assert report["unresolved"]["s_012"] == "its input s_011 is unresolved"

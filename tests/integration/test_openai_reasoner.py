@@ -112,3 +112,32 @@ def test_missing_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         OpenAIReasoner.from_env()
+
+
+def test_the_run_records_the_model_and_a_token_budget_stops_it(
+        falkordb_store: GraphStore, double: ChatDouble) -> None:
+    """Each reply costs 50 tokens: a budget of 100 lets two calls through, then no request is
+    sent and the steps left are unresolved, saying why (partial)."""
+    ingest_case(falkordb_store, example_case())
+    double.script = valid_script()
+    client = openai.OpenAI(api_key="test", base_url=double.base_url,  # type: ignore[attr-defined]
+                           timeout=5.0, max_retries=0)
+    brain = OpenAIReasoner(client, "double-model", budget=100)
+    report = repair_task(falkordb_store, TASK, brain)
+    assert report.status == "partial" and len(double.requests) == 2
+    assert report.reasoner == {
+        "reasoner": "openai", "model": "double-model", "prompt_contract": report.reasoner[
+            "prompt_contract"], "contracts": {"content": 1, "memory": 1}, "calls": 2,
+        "prompt_tokens": 80, "completion_tokens": 20, "total_tokens": 100, "max_calls": None,
+        "budget": 100, "exhausted": "--budget of 100 tokens used"}
+    assert report.reasoner["prompt_contract"].startswith("replay/")
+    assert any("--budget of 100 tokens used" in why for why in report.unresolved.values())
+
+
+def test_limits_below_one_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from provrepair.provenance.errors import ConfigError
+    from provrepair.repair.reasoners import make_reasoner
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with pytest.raises(ConfigError, match="--max-calls must be at least 1, not 0"):
+        make_reasoner("openai", max_calls=0)

@@ -41,7 +41,7 @@ def test_bad_resume_options_are_one_line(cli: Cli) -> None:
     assert cli("ingest", str(CASE)).returncode == 0
     for args, error in ((["--approve", "s_003"], "InputError: --approve and --skip go with"),
                         (["--resume"], "NothingToResume: task"),
-                        (["--resume", "--dry-run"], "InputError: --resume continues")):
+                        (["--resume", "--dry-run"], "InputError: --resume and --continue carry on")):
         result = cli("repair", "--task", TASK, *args)
         assert result.returncode == 2, result.stdout
         assert result.stderr.startswith(error) and len(result.stderr.splitlines()) == 1

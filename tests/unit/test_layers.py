@@ -20,7 +20,8 @@ BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands)(\.|$)")
 
 
 def module_files() -> dict[str, Path]:
-    files = {"provrepair": REPO / "__init__.py", "provrepair.cli": REPO / "cli.py"}
+    files = {"provrepair": REPO / "__init__.py", "provrepair.cli": REPO / "cli.py",
+             "provrepair.registry": REPO / "registry.py"}
     for folder in PACKAGE_DIRS:
         for path in (REPO / folder).rglob("*.py"):
             name = ".".join(("provrepair", *path.relative_to(REPO).with_suffix("").parts))

@@ -1,0 +1,146 @@
+"""The agent's tools declared once (repair/tools/declared.py, registry.py, mcp.py): classes
+from the user, the case and the pack, in that order; an undeclared tool is irreversible; a
+call that cannot run or fails raises ToolUnavailable (the step becomes unresolved); tools
+files and module:object references; an MCP server over stdio (tests/mcp_tool_server.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provrepair.provenance.errors import ConfigError
+from provrepair.provenance.models import ToolSpec
+from provrepair.repair.tools.declared import SideEffect, ToolSet, class_of, load_tools, spec_of
+from provrepair.repair.tools.packs import domain_tools
+from provrepair.repair.tools.registry import (
+    SideEffectRefused,
+    ToolCallRejected,
+    ToolFailed,
+    ToolRegistry,
+    ToolUnavailable,
+)
+from tests import mcp_agent
+
+
+def get_price(store: str) -> dict[str, str]:
+    if store == "Nowhere":
+        raise LookupError("no such store")
+    return {"store": store, "price": "$68.50"}
+
+
+TOOLS = ToolSet().add(get_price, "read_only")
+
+
+def test_classes_round_trip_through_the_case_format() -> None:
+    for cls in SideEffect:
+        spec = spec_of("t", cls, "undo" if cls is SideEffect.COMPENSABLE else None)
+        assert class_of(spec) is cls
+    with pytest.raises(ConfigError, match="names its compensating tool"):
+        spec_of("book", "compensable")
+    with pytest.raises(ConfigError, match="unknown side-effect class 'harmless'"):
+        spec_of("t", "harmless")
+
+
+def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
+    case_specs = [ToolSpec(name="refund", side_effect=True, compensate=None, idempotent=False)]
+    tools = ToolRegistry(case_specs, {}, domain_tools("travel"))
+    with pytest.raises(SideEffectRefused, match="'place_order', which is not declared"):
+        tools.check_replayable("place_order", "s_003")
+    with pytest.raises(SideEffectRefused, match="neither idempotent nor compensable"):
+        tools.check_replayable("refund", "s_004")
+    assert tools.check_replayable("book_flight", "s_005") == "cancel_booking"  # the pack says
+    assert tools.check_replayable("get_flight", "s_006") is None
+    approved = ToolRegistry(case_specs, {}, approved=frozenset({"s_003"}))
+    assert approved.check_replayable("place_order", "s_003") is None
+    declared = ToolRegistry(case_specs, {}, declared=ToolSet().declare("refund", "idempotent"))
+    assert declared.check_replayable("refund", "s_004") is None
+
+
+def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
+    tools = ToolRegistry([], {}, declared=TOOLS)
+    assert json.loads(tools.call("get_price", {"store": "StoreA"}).result)["price"] == "$68.50"
+    with pytest.raises(ToolFailed, match="get_price failed: LookupError: no such store"):
+        tools.call("get_price", {"store": "Nowhere"})
+    with pytest.raises(ToolCallRejected, match="cannot run with arguments \\['shop'\\]"):
+        tools.call("get_price", {"shop": "StoreA"})
+    with pytest.raises(ToolUnavailable, match="place_order cannot run here"):
+        tools.call("place_order", {"store": "StoreA"})
+
+
+def test_openai_schemas_check_arguments_before_the_call() -> None:
+    schema = {"type": "function", "function": {"name": "get_price", "parameters": {
+        "type": "object", "properties": {"store": {"type": "string"}}, "required": ["store"],
+        "additionalProperties": False}}}
+    tools = ToolSet().add_openai([schema], {"get_price": "read_only"},
+                                 implementations={"get_price": get_price})
+    run = tools.runner("get_price")
+    assert run is not None and "StoreA" in run({"store": "StoreA"}).result
+    with pytest.raises(ToolCallRejected, match="missing \\['store'\\], unknown \\['shop'\\]"):
+        run({"shop": "StoreA"})
+    assert ToolSet().add_openai(mcp_agent.TOOLS).spec("place_order") is None  # no class given
+    with pytest.raises(ConfigError, match="not an OpenAI function-tool schema"):
+        ToolSet().add_openai([{"type": "function"}])
+
+
+def test_tools_files_and_objects(tmp_path: Path) -> None:
+    toml = tmp_path / "tools.toml"
+    toml.write_text('python = ["tests.unit.test_declared_tools:TOOLS"]\n'
+                    '[tools]\nplace_order = "irreversible"\n'
+                    '[tools.book]\nside_effect = "compensable"\ncompensate = "cancel"\n')
+    tools = load_tools(str(toml))
+    assert tools.runner("get_price") is not None
+    assert class_of(tools.spec("book") or spec_of("x", "read_only")) is SideEffect.COMPENSABLE
+    assert tools.spec("place_order") == spec_of("place_order", "irreversible")
+    schemas = tmp_path / "schemas.json"
+    schemas.write_text(json.dumps(mcp_agent.TOOLS))
+    listed = tmp_path / "tools.json"
+    listed.write_text(json.dumps({"openai_tools": "schemas.json",
+                                  "tools": {"get_price": "read_only"}}))
+    assert set(load_tools(str(listed)).tools) == {"get_price", "place_order"}
+    for body, error in (({"tool": {}}, "unknown keys \\['tool'\\]"),
+                        ({"tools": {"x": {"compensate": "y"}}}, "needs a side-effect class"),
+                        ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command"),
+                        ({"tools": ["get_price"]}, "tools has the wrong shape"),
+                        ({"openai_tools": "missing.json"}, "cannot be read as JSON")):
+        listed.write_text(json.dumps(body))
+        with pytest.raises(ConfigError, match=error):
+            load_tools(str(listed))
+    with pytest.raises(ConfigError, match="not a provrepair ToolSet"):
+        load_tools("tests.unit.test_declared_tools:get_price_schema")
+    with pytest.raises(ConfigError, match="cannot load it"):
+        load_tools("tests.unit.nope:TOOLS")
+
+
+def get_price_schema() -> dict[str, Any]:
+    return {}
+
+
+def test_mcp_server_tools_over_stdio(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    tools = ToolSet().add_mcp(mcp_agent.server_command(), {"get_price": "read_only"},
+                              env=mcp_agent.server_env(log))
+    trusting = ToolSet().add_mcp(mcp_agent.server_command(), env=mcp_agent.server_env(log),
+                                 trust_annotations=True)
+    try:
+        registry = ToolRegistry([], {}, declared=tools)
+        assert registry.call("get_price", {"store": "StoreC"}).result == "StoreC: $63.99"
+        with pytest.raises(ToolFailed, match="get_price failed on the MCP server"):
+            registry.call("get_price", {"store": "Nowhere"})
+        with pytest.raises(SideEffectRefused, match="not declared"):
+            registry.check_replayable("place_order", "s_001")  # its hint is not trusted
+        assert trusting.spec("get_price") == spec_of("get_price", "read_only")
+        assert trusting.spec("place_order") is None  # destructive: stays irreversible
+        tools.close()  # a ToolSet serves one repair after another: the server starts again
+        assert registry.call("get_price", {"store": "StoreA"}).result == "StoreA: $68.50"
+        assert [json.loads(line)["args"]["store"] for line in log.read_text().splitlines()] \
+            == ["StoreC", "Nowhere", "StoreA"]
+    finally:
+        tools.close()
+        trusting.close()
+    broken = ToolSet().add_mcp(["/nonexistent/mcp-server"], {"x": "read_only"}, timeout=20)
+    with pytest.raises(ToolFailed, match="is not running"):
+        ToolRegistry([], {}, declared=broken).call("x", {})
+    broken.close()
