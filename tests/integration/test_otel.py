@@ -87,7 +87,9 @@ def test_file_export_then_ingest_gives_the_same_graph(falkordb_store: GraphStore
 @pytest.mark.parametrize(("span", "needle"), [
     ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "nope"},
      "orphan tool result"),
-    ({"gen_ai.operation.name": "teleport"}, "unknown operation 'teleport'"),
+    ({"gen_ai.operation.name": "chat",
+      "gen_ai.input.messages": json.dumps([{"role": "user", "content": "hi"}])},
+     "expected GenAI messages"),
     ({"gen_ai.operation.name": "delete_memory"}, "gen_ai.memory.record.id"),
 ])
 def test_bad_traces_are_one_line_and_write_nothing(cli: Cli, tmp_path: Path,
