@@ -62,6 +62,9 @@ class Context:
     results: tuple[tuple[str, str], ...] = ()  # (call id, content) of tool results
     records: tuple[str, ...] = ()      # memory record ids named in message parts
     texts: tuple[str, ...] = ()        # every non-assistant text, searched for record contents
+    # a transcript: the input is everything the previous output had, that output, and all
+    # that happened since (the items above are read in addition)
+    cumulative: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,9 +258,23 @@ class RunBuilder:
         if event.context is None:
             self.uncaptured.append(event.source or f"output at {event.ts}")
             context = list(dict.fromkeys(self.history))
+        elif event.context.cumulative:
+            return self._cumulative(self._window(event.context, event.ts)), []
         else:
             context = self._window(event.context, event.ts)
         return self._against_anchor(context), []
+
+    def _cumulative(self, items: list[str]) -> list[str]:
+        """[previous output] + everything since it (a transcript's messages are the context)."""
+        new = list(dict.fromkeys([*items, *self.recent]))
+        anchor = self.anchor
+        step = f"s_{len(self.trace) + 1:03d}"
+        if anchor is None:
+            self.anchor = _Anchor(step, set(new))
+            return new
+        fresh = [i for i in new if i not in anchor.context and i != anchor.step]
+        self.anchor = _Anchor(step, anchor.context | {anchor.step, *fresh})
+        return [anchor.step, *fresh]
 
     def _window(self, ctx: Context, ts: int) -> list[str]:
         """Every item the input carried, plus what was retrieved since the last output."""
