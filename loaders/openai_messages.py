@@ -74,12 +74,13 @@ def _events(task_id: str, data: dict[str, Any]) -> list[Event]:
     for i, message in enumerate(data["messages"]):
         events.extend(reader.events(i, message))
     counts: dict[int, int] = {}
-    for event in data.get("memory_events") or []:
+    for k, event in enumerate(data.get("memory_events") or []):
         after = event.get("after", -1) if isinstance(event, dict) else None
         if not isinstance(after, int):
             raise CaseError(task_id, "memory_events.after", None, "expected a message index")
         counts[after] = counts.get(after, 0) + 1
-        events.append(_memory_event(task_id, event, 1000 * (after + 1) + counts[after]))
+        events.append(_memory_event(task_id, event, 1000 * (after + 1) + counts[after],
+                                    f"memory_events[{k}]"))
     return events
 
 
@@ -138,7 +139,7 @@ class _MessageReader:
                         arguments if isinstance(arguments, dict) else {"arguments": arguments})
 
 
-def _memory_event(task_id: str, event: dict[str, Any], ts: int) -> Event:
+def _memory_event(task_id: str, event: dict[str, Any], ts: int, source: str) -> Event:
     op = event.get("op")
     if op not in OPS:
         raise CaseError(task_id, "memory_events.op", None, f"{op!r} is not one of {OPS}")
@@ -147,11 +148,25 @@ def _memory_event(task_id: str, event: dict[str, Any], ts: int) -> Event:
         if not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records):
             raise CaseError(task_id, "memory_events.records", None, "expected [{id, content}]")
         return MemorySearch(tuple((r["id"], str(r.get("content", ""))) for r in records), ts,
-                            str(event.get("query") or ""))
+                            str(event.get("query") or ""), source)
     if not isinstance(event.get("id"), str):
         raise CaseError(task_id, "memory_events.id", None, f"a {op} needs the record id")
     return MemoryWrite(op, event["id"], str(event.get("content") or ""), ts,
-                       failed=bool(event.get("failed")))
+                       failed=bool(event.get("failed")),
+                       derived_from=_id_list(task_id, event, "derived_from"),
+                       supersedes=_id_list(task_id, event, "supersedes"), source=source)
+
+
+def _id_list(task_id: str, event: dict[str, Any], key: str) -> tuple[str, ...]:
+    """`derived_from` / `supersedes` of a memory event: one id or a list of ids."""
+    value = event.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CaseError(task_id, f"memory_events.{key}", None, "expected an id or a list of ids")
+    return tuple(value)
 
 
 TEXT_PARTS = ("text", "input_text", "output_text")
