@@ -115,7 +115,7 @@ class _Run:
 
     def input_messages(self, step: ExecutionStep) -> list[dict[str, Any]]:
         self.conversation += self.user_messages(step.timestamp)
-        cited_records = [u for u in step.used_ids if u in self.records]
+        cited_records = self.cited_records(step)
         if self.mode == "history":
             # retrieved in the turn: shown by content; cited without a retrieval (a profile
             # the agent always has): named by id
@@ -126,6 +126,14 @@ class _Run:
             system = [{"role": "system", "parts": parts}] if parts else []
             return [*system, *self.conversation]
         return self.cited_messages(step, cited_records)
+
+    def cited_records(self, step: ExecutionStep) -> list[str]:
+        """Records the step used, and those written by a memory step it cites (the agent
+        showed the model what it saved)."""
+        written = [m for u in step.used_ids if u in self.steps
+                   and self.steps[u].step_type in WRITES
+                   for m in self.steps[u].generated_memory_ids]
+        return list(dict.fromkeys([*(u for u in step.used_ids if u in self.records), *written]))
 
     def cited_messages(self, step: ExecutionStep, records: list[str]) -> list[dict[str, Any]]:
         parts = [{"type": "text", "content": self.records[m].content, "memory_record_id": m}
@@ -326,7 +334,7 @@ def export_transcript(case: Case) -> Exported:
                 if m in run.records]})
             origin[step.step_id] = f"memory_events[{len(events) - 1}]"
         elif kind in INFERENCES or (kind == "tool_action" and step.step_id not in issued_actions):
-            unseen = [m for m in step.used_ids if m in run.records and m not in shown]
+            unseen = [m for m in run.cited_records(step) if m not in shown]
             if unseen:  # records the step had without a retrieval: loaded for it
                 events.append({"after": len(messages) - 1, "op": "search", "records": [
                     {"id": m, "content": run.records[m].content} for m in unseen]})
