@@ -116,8 +116,8 @@ MUTATION = {"create": "memory_write", "update": "memory_update", "upsert": "memo
 
 @dataclass
 class _Anchor:
-    """The latest model output and its whole context: a later output whose context holds both
-    depends on it plus what is new (the same reach, linear edges; README "Dependencies")."""
+    """The latest model output and every item with a path to it: a later output whose input
+    shows it depends on it plus what it does not cover (the same reach, linear edges)."""
 
     step: str
     context: set[str]
@@ -240,6 +240,8 @@ class RunBuilder:
                    invalidated=replaced, generated=[new] if new else [],
                    status="error" if event.failed else "ok", source=event.source)
         self.history.append(step_id)
+        if self.anchor is not None:  # see _against_anchor: named again where shown later
+            self.anchor.context.difference_update(replaced)
         if event.failed:
             return
         for old in replaced:
@@ -265,16 +267,9 @@ class RunBuilder:
         return self._against_anchor(context), []
 
     def _cumulative(self, items: list[str]) -> list[str]:
-        """[previous output] + everything since it (a transcript's messages are the context)."""
-        new = list(dict.fromkeys([*items, *self.recent]))
-        anchor = self.anchor
-        step = f"s_{len(self.trace) + 1:03d}"
-        if anchor is None:
-            self.anchor = _Anchor(step, set(new))
-            return new
-        fresh = [i for i in new if i not in anchor.context and i != anchor.step]
-        self.anchor = _Anchor(step, anchor.context | {anchor.step, *fresh})
-        return [anchor.step, *fresh]
+        """A transcript's messages are the context: everything before (the previous output,
+        with what it covered) and what came since."""
+        return self._against_anchor(list(dict.fromkeys([*items, *self.recent])), shown=True)
 
     def _window(self, ctx: Context, ts: int) -> list[str]:
         """Every item the input carried, plus what was retrieved since the last output."""
@@ -315,13 +310,23 @@ class RunBuilder:
         self._matched[text] = (len(names), found)
         return found
 
-    def _against_anchor(self, context: list[str]) -> list[str]:
-        """The context as [previous output] + what is new, when it holds the previous output
-        and everything that output depended on; else the context itself."""
-        whole = set(context)
-        anchor, self.anchor = self.anchor, _Anchor(f"s_{len(self.trace) + 1:03d}", whole)
-        if anchor is not None and anchor.step in whole and anchor.context <= whole:
-            return [anchor.step, *(i for i in context if i not in anchor.context)]
+    def _against_anchor(self, context: list[str], shown: bool = False) -> list[str]:
+        """The context as [previous output] + what it does not cover, when the previous
+        output is in it (`shown`: a transcript, where it always is); else the context.
+
+        Same reach as naming every item: an item the previous output covers has a path to
+        it, and it to this step. One exception, kept exact: a record a mutation has touched
+        since is named again (its fault seeds at the mutation, and reach enters no node
+        older than the seed, so a path through an older output would not count)."""
+        anchor, step = self.anchor, f"s_{len(self.trace) + 1:03d}"
+        if anchor is not None and (shown or anchor.step in context):
+            covered = anchor.context  # the old anchor is done with: grow its set in place
+            used = [anchor.step, *(i for i in context if i not in covered and i != anchor.step)]
+            covered.add(anchor.step)
+            covered.update(context)
+            self.anchor = _Anchor(step, covered)
+            return used
+        self.anchor = _Anchor(step, set(context))
         return context
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
