@@ -144,6 +144,7 @@ class RunBuilder:
     uncaptured: list[str] = field(default_factory=list)  # outputs read without their input
     anchor: _Anchor | None = None
     _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
+    _made: list[str] = field(default_factory=list)  # record versions, in creation order
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
@@ -302,12 +303,11 @@ class RunBuilder:
         tool's result), in the order they were recorded (ids must not depend on the hash
         seed); each (text, version) pair is looked at once."""
         checked, found = self._matched.get(text, (0, []))
-        names = list(self.memories)
-        for version in names[checked:]:
+        for version in self._made[checked:]:
             content = self.memories[version]["content"]
             if content and content in text:
                 found.append(version)
-        self._matched[text] = (len(names), found)
+        self._matched[text] = (len(self._made), found)
         return found
 
     def _against_anchor(self, context: list[str], shown: bool = False) -> list[str]:
@@ -394,6 +394,7 @@ class RunBuilder:
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
                 supersedes: str | None, derived_from: list[str]) -> dict[str, Any]:
+        self._made.append(memory_id)
         return {"memory_id": memory_id, "task_id": self.task_id, "content": content,
                 "source": "agent_summary", "last_modified_by": by, "created_at": ts,
                 "last_modified_at": ts, "derived_from": list(dict.fromkeys(derived_from)),

@@ -298,14 +298,13 @@ def _messages(task_id: str, span: Span, key: str) -> list[dict[str, Any]] | None
     messages = _json(task_id, span, key, None)
     if messages is None:
         return None
-    ok = isinstance(messages, list) and all(
-        isinstance(m, dict) and isinstance(m.get("role"), str)
-        and isinstance(m.get("parts"), list) and all(isinstance(p, dict) for p in m["parts"])
-        for m in messages)
-    if not ok:
-        raise CaseError(task_id, key, span.span_id,
-                        "expected GenAI messages [{role, parts: [{type, ...}]}]")
-    return messages
+    if isinstance(messages, list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str)
+            and isinstance(m.get("parts"), list) and all(isinstance(p, dict) for p in m["parts"])
+            for m in messages):
+        return messages
+    raise CaseError(task_id, key, span.span_id,
+                    "expected GenAI messages [{role, parts: [{type, ...}]}]")
 
 
 def _value_text(value: Any) -> str:
