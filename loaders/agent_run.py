@@ -121,6 +121,18 @@ class _Anchor:
 
     step: str
     context: set[str]
+    chain: list[str]  # the outputs anchored on one another, oldest first, ending in `step`
+
+    def skips(self) -> list[str]:
+        """Earlier outputs of the chain at distances 2, 4, 8… (as far as the new position
+        divides): a path already runs through the chain, so reach is the same, but a fault
+        early in a long conversation is found in a logarithmic number of hops, not one hop
+        per output (the planner walks hop by hop)."""
+        n, out, stride = len(self.chain), [], 2
+        while n % stride == 0 and stride <= n:
+            out.append(self.chain[n - stride])
+            stride *= 2
+        return out
 
 
 @dataclass
@@ -321,12 +333,14 @@ class RunBuilder:
         anchor, step = self.anchor, f"s_{len(self.trace) + 1:03d}"
         if anchor is not None and (shown or anchor.step in context):
             covered = anchor.context  # the old anchor is done with: grow its set in place
-            used = [anchor.step, *(i for i in context if i not in covered and i != anchor.step)]
+            used = [anchor.step, *anchor.skips(),
+                    *(i for i in context if i not in covered and i != anchor.step)]
             covered.add(anchor.step)
             covered.update(context)
-            self.anchor = _Anchor(step, covered)
+            anchor.chain.append(step)
+            self.anchor = _Anchor(step, covered, anchor.chain)
             return used
-        self.anchor = _Anchor(step, set(context))
+        self.anchor = _Anchor(step, set(context), [step])
         return context
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
