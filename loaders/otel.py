@@ -168,7 +168,7 @@ def run_case(task_id: str, spans: list[Span]) -> Case:
             for event in reader.events(span):
                 builder.add(event)
         except CaseError as exc:  # name the span (and trace) the event came from
-            raise CaseError(exc.task_id, exc.field, exc.offending_id,
+            raise CaseError(exc.task_id or task_id, exc.field, exc.offending_id,
                             f"{exc.problem} (span {span.span_id} of trace "
                             f"{span.trace_id})") from exc
     faults = attrs.get("provrepair.diagnosed_faults") or []
@@ -240,11 +240,12 @@ class SpanReader:
                                 f"a {span.operation} span needs it (or gen_ai.memory.records)")
             records = [{"id": str(named)}]
         refs = tuple(r for r in (span.parent_id, *span.links) if r)
-        evidence = _ids(a.get("provrepair.evidence_ids"))
+        evidence = _ids(a.get("provrepair.evidence_ids"), "provrepair.evidence_ids")
         return [MemoryWrite(op, r["id"], _value_text(r.get("content", "")), span.start_ns,
                             failed=span.error, refs=refs, evidence=evidence,
-                            derived_from=_ids(_metadata(r).get("derived_from")),
-                            supersedes=_ids(_metadata(r).get("supersedes")),
+                            derived_from=_ids(_metadata(r).get("derived_from"),
+                                              "metadata.derived_from"),
+                            supersedes=_ids(_metadata(r).get("supersedes"), "metadata.supersedes"),
                             source=span.span_id if i == 0 else f"{span.span_id}#{i}")
                 for i, r in enumerate(records)]
 
@@ -261,7 +262,8 @@ class SpanReader:
         evidence = span.attributes.get("provrepair.evidence_ids")
         return ModelOutput(text or ("(tool calls)" if calls else "(no output recorded)"),
                            span.start_ns, calls,
-                           _ids(evidence) if evidence is not None else None,
+                           _ids(evidence, "provrepair.evidence_ids") if evidence is not None
+                           else None,
                            None if inputs is None else _context(inputs, span.span_id),
                            operation, span.span_id)
 
@@ -326,11 +328,14 @@ def _metadata(record: dict[str, Any]) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def _ids(value: Any) -> tuple[str, ...]:
+def _ids(value: Any, what: str = "ids") -> tuple[str, ...]:
     """One id or a list of ids (the SDK hands sequences over as tuples)."""
     if value is None or value == "":
         return ()
-    return tuple(map(str, value)) if isinstance(value, (list, tuple)) else (str(value),)
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        raise CaseError(None, what, None, "expected an id or a list of ids")
+    return tuple(map(str, values))
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

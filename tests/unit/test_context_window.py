@@ -4,7 +4,10 @@ server: each case is read and its steps' dependencies checked."""
 
 from __future__ import annotations
 
+import copy
 import json
+import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +15,7 @@ import pytest
 from provrepair.loaders.agent_run import SOURCES, WARNINGS
 from provrepair.loaders.openai_messages import transcript_case
 from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans
-from provrepair.provenance.errors import CaseError
+from provrepair.provenance.errors import CaseError, UserError
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.repair.plan.reference import plan_in_memory
 
@@ -216,3 +219,45 @@ def test_transcript_tool_call_without_id_and_object_arguments() -> None:
                                                  "final_answer"]
     assert case.trace[1].tool_args == {"row": 4}
     assert case.trace[3].used_ids == ["s_001", "s_003"]
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "otel" / "shopping_agent.otlp.jsonl"
+ODD_VALUES: list[Any] = [
+    None, 1, "x", [], {}, [1], [{}], {"a": 1}, "[1]", '[{"role": 1}]', True, 1.5,
+    '[{"id": {"a": 1}}]', '[{"role": "user", "parts": [1]}]',
+    '[{"role": "user", "parts": [{"type": "tool_call_response", "id": null}]}]',
+    '[{"id": "m", "metadata": {"supersedes": {"x": 1}}}]', '[{"id": "m", "metadata": "{bad"}]']
+
+
+def any_value(v: Any) -> dict[str, Any]:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, list):
+        return {"arrayValue": {"values": [any_value(x) for x in v]}}
+    if isinstance(v, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": any_value(x)}
+                                           for k, x in v.items()]}}
+    return {}
+
+
+def test_odd_attribute_values_are_read_or_refused_never_a_traceback() -> None:
+    spans = [s for line in EXAMPLE.read_text().splitlines()
+             for r in json.loads(line)["resourceSpans"] for sc in r["scopeSpans"]
+             for s in sc["spans"]]
+    rng = random.Random(28)
+    for _ in range(400):
+        mutated = copy.deepcopy(spans)
+        for _ in range(rng.randint(1, 3)):
+            rng.choice(rng.choice(mutated)["attributes"])["value"] = any_value(
+                rng.choice(ODD_VALUES))
+        try:
+            cases_from_spans(otlp_spans({"resourceSpans": [{"scopeSpans": [
+                {"spans": mutated}]}]}, "fuzz"))
+        except UserError as exc:
+            assert "\n" not in str(exc)
