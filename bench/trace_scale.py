@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ab import shared_server  # bench/ab.py
+
 from provrepair.loaders.otel import load_otlp
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import ingest_case
@@ -131,18 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=8)
     parser.add_argument("--history-turns", type=int, default=120)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="provrepair-trace-scale-") as home:
-        os.environ["PROVREPAIR_HOME"] = home
-        os.environ.pop("PROVREPAIR_URI", None)
+    os.environ.pop("PROVREPAIR_URI", None)
+    with tempfile.TemporaryDirectory(prefix="provrepair-trace-scale-") as tmp, \
+            shared_server(Path(tmp), {}):
         for name, turns, window in (("window", args.turns, args.window),
                                     ("history", args.history_turns, None)):
-            path = Path(home) / f"{name}.json"
+            path = Path(tmp) / f"{name}.json"
             path.write_text(json.dumps(conversation(turns, window)))
             row = run(path, [f"m_{turns // 3}_0", f"m_{turns * 9 // 10}_0"])
             print(f"{name:<8} {turns} turns: " + ", ".join(f"{k} {v}" for k, v in row.items()))
-        from provrepair.provenance.store.embedded import EmbeddedServer
-
-        EmbeddedServer(Path(home)).stop()
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}")
     return 0

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from provrepair.loaders.otel import ERROR, RunCollector, Span
+from provrepair.loaders.otel import ERROR, RunCollector, Span, to_any_value
 from provrepair.provenance.errors import ConfigError, UserError
 from provrepair.provenance.store.base import GraphStore
 
@@ -111,7 +111,7 @@ def _otlp_span(span: ReadableSpan) -> dict[str, Any]:
         "traceId": trace_id, "spanId": span_id,
         "name": span.name, "startTimeUnixNano": str(span.start_time or 0),
         "endTimeUnixNano": str(span.end_time or 0),
-        "attributes": [{"key": k, "value": _any_value(v)} for k, v in (span.attributes or {}).items()],
+        "attributes": [{"key": k, "value": to_any_value(v)} for k, v in (span.attributes or {}).items()],
         "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0,
                    "message": span.status.description or ""}}
     if span.links:
@@ -120,18 +120,6 @@ def _otlp_span(span: ReadableSpan) -> dict[str, Any]:
     if span.parent is not None:
         out["parentSpanId"] = format(span.parent.span_id, "016x")
     return out
-
-
-def _any_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, (list, tuple)):
-        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
-    return {"stringValue": str(value)}
 
 
 @contextmanager

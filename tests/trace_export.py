@@ -29,6 +29,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Link, Status, StatusCode
 
+from provrepair.loaders.otel import to_any_value
 from provrepair.loaders.otel_live import otlp_json
 from provrepair.provenance.models import Case, ExecutionStep
 
@@ -292,23 +293,9 @@ def _structured(document: dict[str, Any]) -> dict[str, Any]:
             for span in scope["spans"]:
                 for attribute in span["attributes"]:
                     if attribute["key"] in STRUCTURED:
-                        attribute["value"] = _any(json.loads(attribute["value"]["stringValue"]))
+                        attribute["value"] = to_any_value(
+                            json.loads(attribute["value"]["stringValue"]))
     return document
-
-
-def _any(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)}
-                                           for k, v in value.items()]}}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_any(v) for v in value]}}
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    return {"stringValue": "" if value is None else str(value)}
 
 
 # -- transcript ----------------------------------------------------------------------------

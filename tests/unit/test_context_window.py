@@ -14,7 +14,7 @@ import pytest
 
 from provrepair.loaders.agent_run import SOURCES, WARNINGS
 from provrepair.loaders.openai_messages import transcript_case
-from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans
+from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans, to_any_value
 from provrepair.provenance.errors import CaseError, UserError
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.repair.plan.reference import plan_in_memory
@@ -229,23 +229,6 @@ ODD_VALUES: list[Any] = [
     '[{"id": "m", "metadata": {"supersedes": {"x": 1}}}]', '[{"id": "m", "metadata": "{bad"}]']
 
 
-def any_value(v: Any) -> dict[str, Any]:
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, list):
-        return {"arrayValue": {"values": [any_value(x) for x in v]}}
-    if isinstance(v, dict):
-        return {"kvlistValue": {"values": [{"key": k, "value": any_value(x)}
-                                           for k, x in v.items()]}}
-    return {}
-
-
 def test_odd_attribute_values_are_read_or_refused_never_a_traceback() -> None:
     spans = [s for line in EXAMPLE.read_text().splitlines()
              for r in json.loads(line)["resourceSpans"] for sc in r["scopeSpans"]
@@ -254,7 +237,7 @@ def test_odd_attribute_values_are_read_or_refused_never_a_traceback() -> None:
     for _ in range(400):
         mutated = copy.deepcopy(spans)
         for _ in range(rng.randint(1, 3)):
-            rng.choice(rng.choice(mutated)["attributes"])["value"] = any_value(
+            rng.choice(rng.choice(mutated)["attributes"])["value"] = to_any_value(
                 rng.choice(ODD_VALUES))
         try:
             cases_from_spans(otlp_spans({"resourceSpans": [{"scopeSpans": [
