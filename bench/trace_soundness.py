@@ -8,8 +8,9 @@ OpenTelemetry SDK, messages as JSON strings and as structured values, each reque
 the whole history or what the step cited; an OpenAI-style transcript), read back by the
 loaders, and for every memory record as the single fault, planned by the reference planner
 on both the native case and the read-back run. Reports, per export: faults, faults with a
-miss (a natively affected node the read-back plan leaves alone; must be 0), and the summed
-affected / replayed / quarantined / dependency edges against native, with their ratios.
+miss (a natively affected node the read-back plan leaves alone; must be 0), the summed
+affected / replayed / quarantined / dependency edges against native with their ratios, and
+the mean over faults of each fault's affected ratio.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ FIELDS = ("affected", "replayed", "quarantined")
 
 def measure(cases: list[Case], name: str, export: Callable[[Case], Exported]) -> dict[str, Any]:
     row: dict[str, Any] = {"export": name, "faults": 0, "missed": 0, "edges": [0, 0],
-                           **{f: [0, 0] for f in FIELDS}}
+                           "ratio_sum": 0.0, **{f: [0, 0] for f in FIELDS}}
     started = time.perf_counter()
     for native in cases:
         exported = export(native)
@@ -50,9 +51,11 @@ def measure(cases: list[Case], name: str, export: Callable[[Case], Exported]) ->
         for check in check_faults(native, ingested, exported.origin):
             row["faults"] += 1
             row["missed"] += bool(check.missed)
+            row["ratio_sum"] += check.ingested[0] / max(check.native[0], 1)
             for i, f in enumerate(FIELDS):
                 row[f][0] += check.native[i]
                 row[f][1] += check.ingested[i]
+    row["mean_affected_ratio"] = round(row.pop("ratio_sum") / max(row["faults"], 1), 2)
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
 
@@ -70,11 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{len(cases)} cases (seed {args.seed} + the bundled example); sums over every "
           "record as the single fault; native → read back (×)")
-    print("| export | faults | missed | affected | replayed | quarantined | edges |")
-    print("|---|---|---|---|---|---|---|")
+    print("| export | faults | missed | affected | mean of per-fault affected ratios | replayed "
+          "| quarantined | edges |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         cells = [f"{r[f][0]} → {r[f][1]} (×{r[f][1] / max(r[f][0], 1):.2f})"
                  for f in (*FIELDS, "edges")]
+        cells.insert(1, f"×{r['mean_affected_ratio']:.2f}")
         print(f"| {r['export']} | {r['faults']} | {r['missed']} | " + " | ".join(cells) + " |")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}")

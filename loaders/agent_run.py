@@ -122,6 +122,7 @@ class _Anchor:
     step: str
     context: set[str]
     chain: list[str]  # the outputs anchored on one another, oldest first, ending in `step`
+    complete: bool = False  # `context` holds every item recorded before `step`
 
     def skips(self) -> list[str]:
         """Earlier outputs of the chain at distances 2, 4, 8… (as far as the new position
@@ -144,6 +145,7 @@ class RunBuilder:
     versions: dict[str, list[str]] = field(default_factory=dict)       # record id → versions
     trace: list[dict[str, Any]] = field(default_factory=list)
     history: list[str] = field(default_factory=list)  # every id, in order (the fallback)
+    since_anchor: list[str] = field(default_factory=list)  # ids since the latest anchor
     recent: list[str] = field(default_factory=list)   # ids since the latest model output
     retrieved: list[str] = field(default_factory=list)  # searches (and records) since then
     actions: dict[str, str] = field(default_factory=dict)  # tool call id → action step id
@@ -210,9 +212,9 @@ class RunBuilder:
                                 tool_args=call.arguments, source=f"call {call.call_id}")
             self.actions[call.call_id] = action
             self.issuers[call.call_id] = step
-            self.history.append(action)
+            self._remember(action)
         self.outputs[event.text] = step
-        self.history.append(step)
+        self._remember(step)
         self.recent, self.retrieved = [], []
 
     def _tool_result(self, event: ToolResult) -> None:
@@ -252,9 +254,10 @@ class RunBuilder:
         self._step(step_type, event.content or f"{op} {event.record_id}", event.ts, used, [],
                    invalidated=replaced, generated=[new] if new else [],
                    status="error" if event.failed else "ok", source=event.source)
-        self.history.append(step_id)
-        if self.anchor is not None:  # see _against_anchor: named again where shown later
+        self._remember(step_id)
+        if self.anchor is not None and replaced:  # see _against_anchor: named again later
             self.anchor.context.difference_update(replaced)
+            self.anchor.complete = False
         if event.failed:
             return
         for old in replaced:
@@ -272,12 +275,12 @@ class RunBuilder:
             return used, used
         if event.context is None:
             self.uncaptured.append(event.source or f"output at {event.ts}")
-            context = list(dict.fromkeys(self.history))
-        elif event.context.cumulative:
+            if self.anchor is not None and self.anchor.complete:  # it covers all before it
+                return self._against_anchor(self.since_anchor, shown=True, complete=True), []
+            return self._against_anchor(list(dict.fromkeys(self.history)), complete=True), []
+        if event.context.cumulative:
             return self._cumulative(self._window(event.context, event.ts)), []
-        else:
-            context = self._window(event.context, event.ts)
-        return self._against_anchor(context), []
+        return self._against_anchor(self._window(event.context, event.ts)), []
 
     def _cumulative(self, items: list[str]) -> list[str]:
         """A transcript's messages are the context: everything before (the previous output,
@@ -322,7 +325,8 @@ class RunBuilder:
         self._matched[text] = (len(self._made), found)
         return found
 
-    def _against_anchor(self, context: list[str], shown: bool = False) -> list[str]:
+    def _against_anchor(self, context: list[str], shown: bool = False,
+                        complete: bool = False) -> list[str]:
         """The context as [previous output] + what it does not cover, when the previous
         output is in it (`shown`: a transcript, where it always is); else the context.
 
@@ -338,9 +342,11 @@ class RunBuilder:
             covered.add(anchor.step)
             covered.update(context)
             anchor.chain.append(step)
-            self.anchor = _Anchor(step, covered, anchor.chain)
+            self.anchor = _Anchor(step, covered, anchor.chain, complete and anchor.complete)
+            self.since_anchor = []
             return used
-        self.anchor = _Anchor(step, set(context), [step])
+        self.anchor = _Anchor(step, set(context), [step], complete)
+        self.since_anchor = []
         return context
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
@@ -350,9 +356,9 @@ class RunBuilder:
         named += [self._evidence_id(e) for e in event.evidence]
         if named:
             return named
-        last = [s["step_id"] for s in reversed(self.trace)
-                if s["step_type"] in ("claim", "plan")][:1]
-        return last + self.recent
+        last = next((s["step_id"] for s in reversed(self.trace)
+                     if s["step_type"] in ("claim", "plan")), None)
+        return ([last] if last else []) + self.recent
 
     def _evidence_id(self, evidence: str) -> str:
         """An evidence id as the model wrote it: a memory record id, a tool call id, or one of
@@ -374,8 +380,12 @@ class RunBuilder:
             self.by_source.setdefault(source, item)
         self._seen_now(item)
 
-    def _seen_now(self, item: str) -> None:
+    def _remember(self, item: str) -> None:
         self.history.append(item)
+        self.since_anchor.append(item)
+
+    def _seen_now(self, item: str) -> None:
+        self._remember(item)
         self.recent.append(item)
 
     def _known(self, record_id: str, ts: int) -> str:
