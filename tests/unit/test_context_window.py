@@ -244,3 +244,16 @@ def test_odd_attribute_values_are_read_or_refused_never_a_traceback() -> None:
                 {"spans": mutated}]}]}, "fuzz"))
         except UserError as exc:
             assert "\n" not in str(exc)
+
+
+def test_uncaptured_outputs_depend_on_everything_earlier_through_the_previous_one() -> None:
+    case = read(search(1, ("m1", "seat 4C")), chat(2, None, "first"),
+                search(3, ("m2", "meal vegan")), chat(4, None, "second"),
+                span(5, "delete_memory", error="down", **{"gen_ai.memory.record.id": "m1"}),
+                chat(6, None, "third"))
+    first, second, third = (step(case, t) for t in ("first", "second", "third"))
+    assert set(first.used_ids) == {"s_001", "m1"}
+    assert second.used_ids == [first.step_id, "s_003", "m2"]
+    # m1 was touched by the (failed) delete since: named again, not only through `second`
+    assert third.used_ids[0] == second.step_id and "m1" in third.used_ids
+    assert third.step_id in plan_in_memory(case, ["m1"])["affected_ids"]
