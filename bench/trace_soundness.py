@@ -10,7 +10,9 @@ loaders, and for every memory record as the single fault, planned by the referen
 on both the native case and the read-back run. Reports, per export: faults, faults with a
 miss (a natively affected node the read-back plan leaves alone; must be 0), the summed
 affected / replayed / quarantined / dependency edges against native with their ratios, and
-the mean over faults of each fault's affected ratio.
+the mean over faults of each fault's affected ratio. A record the run never showed or wrote
+is not in the read-back run ("not in the run"): natively it must affect nothing but itself
+(else it counts as a miss), and it is left out of the mean.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ FIELDS = ("affected", "replayed", "quarantined")
 
 def measure(cases: list[Case], name: str, export: Callable[[Case], Exported]) -> dict[str, Any]:
     row: dict[str, Any] = {"export": name, "faults": 0, "missed": 0, "edges": [0, 0],
-                           "ratio_sum": 0.0, **{f: [0, 0] for f in FIELDS}}
+                           "ratio_sum": 0.0, "absent": 0, **{f: [0, 0] for f in FIELDS}}
     started = time.perf_counter()
     for native in cases:
         exported = export(native)
@@ -51,11 +53,15 @@ def measure(cases: list[Case], name: str, export: Callable[[Case], Exported]) ->
         for check in check_faults(native, ingested, exported.origin):
             row["faults"] += 1
             row["missed"] += bool(check.missed)
-            row["ratio_sum"] += check.ingested[0] / max(check.native[0], 1)
+            if check.present:
+                row["ratio_sum"] += check.ingested[0] / max(check.native[0], 1)
+            else:
+                row["absent"] += 1
             for i, f in enumerate(FIELDS):
                 row[f][0] += check.native[i]
                 row[f][1] += check.ingested[i]
-    row["mean_affected_ratio"] = round(row.pop("ratio_sum") / max(row["faults"], 1), 2)
+    present = max(row["faults"] - row["absent"], 1)
+    row["mean_affected_ratio"] = round(row.pop("ratio_sum") / present, 2)
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
 
@@ -73,14 +79,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{len(cases)} cases (seed {args.seed} + the bundled example); sums over every "
           "record as the single fault; native → read back (×)")
-    print("| export | faults | missed | affected | mean of per-fault affected ratios | replayed "
-          "| quarantined | edges |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| export | faults | not in the run | missed | affected | mean of per-fault affected "
+          "ratios | replayed | quarantined | edges |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         cells = [f"{r[f][0]} → {r[f][1]} (×{r[f][1] / max(r[f][0], 1):.2f})"
                  for f in (*FIELDS, "edges")]
         cells.insert(1, f"×{r['mean_affected_ratio']:.2f}")
-        print(f"| {r['export']} | {r['faults']} | {r['missed']} | " + " | ".join(cells) + " |")
+        print(f"| {r['export']} | {r['faults']} | {r['absent']} | {r['missed']} | "
+              + " | ".join(cells) + " |")
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.2f}")
     return 0

@@ -10,11 +10,15 @@ CHAIN in that order, which is also the order of parent and child spans in an age
 child starts after its parent; a sibling after the child it follows).
 
 Semantic conventions followed: OpenTelemetry GenAI (development status, as of the memory
-operations merged in May 2026): `gen_ai.operation.name`, `gen_ai.input.messages` /
-`gen_ai.output.messages` (JSON, captured with content capture on), `gen_ai.tool.call.id` /
-`.arguments` / `.result`, `gen_ai.memory.record.id`, `gen_ai.memory.records` (JSON list of
-`{id, content}`), `gen_ai.memory.query.text`. Ours: `provrepair.evidence_ids` (explicit
-dependencies of an inference), `provrepair.diagnosed_faults`, `provrepair.domain`.
+operations merged in May 2026): `gen_ai.operation.name` (an open set: an operation not known
+here is a generic step), `gen_ai.input.messages` / `gen_ai.output.messages` (captured with
+content capture on; a JSON string or structured, both encodings the conventions allow),
+`gen_ai.tool.call.id` / `.arguments` / `.result`, `gen_ai.tool.name`,
+`gen_ai.memory.record.id`, `gen_ai.memory.records` (list of `{id, content, metadata}`;
+`metadata.supersedes`, `metadata.derived_from`), `gen_ai.memory.query.text`, span parent and
+links (what a memory write stores), status and its message. Ours: `provrepair.evidence_ids`
+(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`. What each step
+depends on is its context window (loaders/agent_run.py).
 """
 
 from __future__ import annotations

@@ -368,6 +368,7 @@ class FaultCheck:
     missed: list[str]            # natively affected nodes the ingested plan leaves alone
     native: tuple[int, int, int]  # affected, replayed, quarantined
     ingested: tuple[int, int, int]
+    present: bool = True  # the read-back run has the record (the run showed or wrote it)
 
 
 def id_map(native: Case, ingested: Case, origin: dict[str, str]) -> dict[str, str]:
@@ -401,7 +402,7 @@ def check_faults(native: Case, ingested: Case, origin: dict[str, str]) -> list[F
                  len(want["quarantine_memory_ids"]))
         if m not in ingested_records:  # the run never showed it: nothing may depend on it
             checks.append(FaultCheck(m, [x for x in want["affected_ids"] if x != m], sizes,
-                                     (0, 0, 0)))
+                                     (0, 0, 0), present=False))
             continue
         got = plan_in_memory(ingested, [m])
         affected = set(got["affected_ids"])
