@@ -361,14 +361,17 @@ class RunBuilder:
         return ([last] if last else []) + self.recent
 
     def _evidence_id(self, evidence: str) -> str:
-        """An evidence id as the model wrote it: a memory record id, a tool call id, or one of
-        our own ids (u_001, s_004) naming a user message, an output or any other step."""
+        """An evidence id as the model wrote it: a memory record id, a tool call id, one of our
+        own ids (u_001, s_004) naming a user message, an output or any other step, or where
+        one came from (its span id, `messages[i]` of a transcript)."""
         if evidence in self.versions:
             return self.current(evidence)
         if evidence in self.observations:
             return self.observations[evidence]
         if evidence in self.sources:
             return evidence
+        if evidence in self.by_source:  # a span id, `messages[3]`: where the item came from
+            return self.by_source[evidence]
         raise CaseError(self.task_id, "evidence", evidence,
                         "names nothing the model had in its context")
 

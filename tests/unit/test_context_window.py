@@ -257,3 +257,12 @@ def test_uncaptured_outputs_depend_on_everything_earlier_through_the_previous_on
     # m1 was touched by the (failed) delete since: named again, not only through `second`
     assert third.used_ids[0] == second.step_id and "m1" in third.used_ids
     assert third.step_id in plan_in_memory(case, ["m1"])["affected_ids"]
+
+
+def test_evidence_may_name_user_messages_and_outputs() -> None:
+    case = transcript_case({"task_id": "t", "messages": [
+        {"role": "user", "content": "seat?"},
+        {"role": "assistant", "content": "4C"},
+        {"role": "user", "content": "meal?"},
+        {"role": "assistant", "content": "vegan", "evidence": ["messages[1]", "u_002"]}]}, "t")
+    assert case.trace[1].used_ids == case.trace[1].sufficient_ids == ["s_001", "u_002"]
