@@ -3,7 +3,7 @@
     python bench/trace_soundness.py [--seed 7] [--limit N] [--json]
 
 Every case `provrepair bench generate --seed S` makes, and the bundled example, exported as
-the run an outside agent would have traced (tests/trace_export.py: OTLP made with the real
+the run an outside agent would have traced (loaders/trace_export.py: OTLP made with the real
 OpenTelemetry SDK, messages as JSON strings and as structured values, each request carrying
 the whole history or what the step cited; an OpenAI-style transcript), read back by the
 loaders, and for every memory record as the single fault, planned by the reference planner
@@ -21,21 +21,19 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # tests.trace_export: the exporter the test suite uses
+from provrepair.loaders.case_files import load_cases
+from provrepair.loaders.trace_export import EXPORTS, Exported, read_back
+from provrepair.provenance.edges import derive_edges
+from provrepair.provenance.models import Case
+from provrepair.repair.bench.generate import generate_cases
+from provrepair.repair.plan.soundness import check_faults
 
-from provrepair.loaders.case_files import load_cases  # noqa: E402
-from provrepair.provenance.edges import derive_edges  # noqa: E402
-from provrepair.provenance.models import Case  # noqa: E402
-from provrepair.repair.bench.generate import generate_cases  # noqa: E402
-from tests.integration.test_trace_soundness import EXPORTS, read_back  # noqa: E402
-from tests.trace_export import Exported, check_faults  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 EXAMPLE = REPO / "examples" / "shopping_poisoned_price.json"
 FIELDS = ("affected", "replayed", "quarantined")

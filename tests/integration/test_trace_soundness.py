@@ -1,10 +1,11 @@
 """Traces of our own runs, read back, never miss contamination (issue 28; README
 "Dependencies"). Generated benchmark cases and the bundled example are exported as the run
-an outside agent would have traced (tests/trace_export.py: an OTLP trace made with the real
+an outside agent would have traced (an OTLP trace made with the real
 OpenTelemetry SDK, messages as JSON strings and as structured values, each request carrying
 the whole history or what the step cited; an OpenAI-style transcript), read back by the
 loaders, and for every memory record as the single fault the plan of the read-back run must
-affect every node the native plan affects. A sample here (bench/trace_soundness.py runs the
+affect every node the native plan affects (loaders/trace_export.py,
+repair/plan/soundness.py). A sample here (bench/trace_soundness.py runs the
 whole corpus and measures the over-approximation); a few plans also go through the real store
 and the real planner."""
 
@@ -16,33 +17,16 @@ from typing import Any
 import pytest
 
 from provrepair.loaders.case_files import load_cases
-from provrepair.loaders.openai_messages import transcript_case
-from provrepair.loaders.otel import cases_from_spans, otlp_spans
+from provrepair.loaders.trace_export import EXPORTS, export_otel, read_back
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.bench.generate import generate_cases
 from provrepair.repair.plan import plan
 from provrepair.repair.plan.reference import plan_in_memory
-from tests.trace_export import Exported, check_faults, export_otel, export_transcript, id_map
+from provrepair.repair.plan.soundness import check_faults, id_map
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"
-EXPORTS = {
-    "otel-json-history": lambda c: export_otel(c, "history"),
-    "otel-structured-history": lambda c: export_otel(c, "history", structured=True),
-    "otel-json-cited": lambda c: export_otel(c, "cited"),
-    "otel-structured-cited": lambda c: export_otel(c, "cited", structured=True),
-    "transcript": export_transcript,
-}
-
-
-def read_back(name: str, exported: Exported, task_id: str) -> Case:
-    if name == "transcript":
-        return transcript_case(exported.payload, task_id)
-    (case,) = cases_from_spans(otlp_spans(exported.payload, name))
-    return case
-
-
 def sample() -> list[Case]:
     return [*generate_cases(11, limit=8), *load_cases([EXAMPLE])]
 

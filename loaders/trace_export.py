@@ -1,8 +1,9 @@
 """A recorded case (native provenance) → the run as an outside agent would have traced it: an
-OTLP trace made with the real OpenTelemetry SDK (message attributes as JSON strings, or
-structured AnyValues: both encodings the GenAI conventions allow) and an OpenAI-style
-transcript. tests/integration/test_trace_soundness.py and bench/trace_soundness.py ingest
-both and check, fault by fault, that the ingested plan misses nothing the native plan affects.
+OTLP trace made with the real OpenTelemetry SDK (the `[otel]` extra; message attributes as
+JSON strings, or structured AnyValues: both encodings the GenAI conventions allow) and an
+OpenAI-style transcript; `read_back` reads either with the loaders. The check that a read-back
+run's plan misses nothing the native plan affects is repair/plan/soundness.py
+(tests/integration/test_trace_soundness.py, bench/trace_soundness.py).
 
 What each inference was shown (`mode`):
 - "history": a chat that re-sends the whole conversation in each request (user turns,
@@ -19,19 +20,29 @@ names too, so ids map back: a span id, `call <native action id>`, `messages[i]`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.id_generator import IdGenerator
-from opentelemetry.trace import Link, Status, StatusCode
-
-from provrepair.loaders.otel import to_any_value
+from provrepair.loaders.openai_messages import transcript_case
+from provrepair.loaders.otel import cases_from_spans, otlp_spans, to_any_value
 from provrepair.loaders.otel_live import otlp_json
+from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.models import Case, ExecutionStep
+
+try:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        SimpleSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+    from opentelemetry.trace import Link, Status, StatusCode
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ConfigError("exporting traces needs the otel extra: pip install 'provrepair[otel]'") \
+        from exc
 
 MS = 1_000_000  # a native timestamp unit as nanoseconds
 INFERENCES = {"claim", "plan", "final_answer"}
@@ -358,56 +369,18 @@ def export_transcript(case: Case) -> Exported:
                      "memory_events": events}, origin)
 
 
-# -- soundness -----------------------------------------------------------------------------
-
-@dataclass
-class FaultCheck:
-    """One memory record of a native case taken as the single fault."""
-
-    fault: str
-    missed: list[str]            # natively affected nodes the ingested plan leaves alone
-    native: tuple[int, int, int]  # affected, replayed, quarantined
-    ingested: tuple[int, int, int]
-    present: bool = True  # the read-back run has the record (the run showed or wrote it)
+EXPORTS: dict[str, Callable[[Case], Exported]] = {
+    "otel-json-history": lambda c: export_otel(c, "history"),
+    "otel-structured-history": lambda c: export_otel(c, "history", structured=True),
+    "otel-json-cited": lambda c: export_otel(c, "cited"),
+    "otel-structured-cited": lambda c: export_otel(c, "cited", structured=True),
+    "transcript": export_transcript,
+}
 
 
-def id_map(native: Case, ingested: Case, origin: dict[str, str]) -> dict[str, str]:
-    """Native id → ingested id: steps through their origin, user turns by content (first
-    unused), records by id."""
-    by_source = {source: our for our, source in
-                 ingested.world.get("provrepair.sources", {}).items() if source}
-    out = {native_id: by_source[key] for native_id, key in origin.items() if key in by_source}
-    unused = [u for u in ingested.session]
-    for u in native.session:
-        match = next((x for x in unused if x.content == u.content), None)
-        if match is not None:
-            unused.remove(match)
-            out[u.input_id] = match.input_id
-    ingested_records = {m.memory_id for m in ingested.memory_store}
-    out.update({m.memory_id: m.memory_id for m in native.memory_store
-                if m.memory_id in ingested_records})
-    return out
-
-
-def check_faults(native: Case, ingested: Case, origin: dict[str, str]) -> list[FaultCheck]:
-    from provrepair.repair.plan.reference import plan_in_memory
-
-    mapping = id_map(native, ingested, origin)
-    ingested_records = {m.memory_id for m in ingested.memory_store}
-    checks = []
-    for record in native.memory_store:
-        m = record.memory_id
-        want = plan_in_memory(native, [m])
-        sizes = (len(want["affected_ids"]), len(want["replay_step_ids"]),
-                 len(want["quarantine_memory_ids"]))
-        if m not in ingested_records:  # the run never showed it: nothing may depend on it
-            checks.append(FaultCheck(m, [x for x in want["affected_ids"] if x != m], sizes,
-                                     (0, 0, 0), present=False))
-            continue
-        got = plan_in_memory(ingested, [m])
-        affected = set(got["affected_ids"])
-        missed = [x for x in want["affected_ids"] if mapping.get(x) not in affected]
-        checks.append(FaultCheck(m, missed, sizes, (
-            len(got["affected_ids"]), len(got["replay_step_ids"]),
-            len(got["quarantine_memory_ids"]))))
-    return checks
+def read_back(name: str, exported: Exported, task_id: str) -> Case:
+    """An export read by the loader of its format (`name` as in EXPORTS)."""
+    if name == "transcript":
+        return transcript_case(exported.payload, task_id)
+    (case,) = cases_from_spans(otlp_spans(exported.payload, name))
+    return case
