@@ -67,6 +67,9 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
         cases = load(paths)
         with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
             results = ingest_cases(st, cases, replace=replace, progress=bar)
+    for case in cases:  # what a trace's reading could not see (loaders/agent_run.py)
+        for warning in case.world.get("provrepair.warnings", []):
+            click.echo(f"warning: task {case.task_id}: {warning}", err=True)
     if as_json:
         emit_json([r.__dict__ for r in results])
         return

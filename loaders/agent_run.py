@@ -4,16 +4,24 @@ The OpenTelemetry and transcript loaders turn their input into the events below,
 order; `RunBuilder` turns the events into records, ids, edges-to-be and statuses, the same
 way for both (README, "Recording your agent", has the mapping table).
 
-Dependencies (docs/method.md §2 follows them):
-- conservative (default): a model output or a memory write depends on everything that was in
-  its context before it (user messages, memory records returned, tool results, earlier model
-  outputs), none marked sufficient: contamination can be over-, never under-estimated;
-- explicit: when the model returned evidence ids, exactly those, each marked sufficient.
+Dependencies: the context window (docs/method.md §2 follows them). What a model output can
+depend on is exactly what was in its input:
+- a model output depends on every item its recorded input messages carry (`Context`): user
+  turns, earlier model outputs and tool calls, tool results, memory records however they
+  entered (named by id in a message part, their content shown in a message, or returned by a
+  search since the previous model output), and nothing else; none marked sufficient;
+- explicit: when the model returned evidence ids, exactly those, each marked sufficient;
+- where the input was not captured (`context=None`), everything earlier in the conversation,
+  and the case says so (`world["provrepair.warnings"]`);
+- a memory write depends on what its span points at (parent, links, references: `refs`,
+  `evidence`), else on the latest model output and what arrived since (the output whose
+  content it stores), and on its `derived_from` sources.
 
 Memory records keep the ids the agent used; an update or upsert of an existing record makes a
-new version `<id>~2`, `<id>~3`… that supersedes the previous one. A record's final status is
-what the run last observed: a record a later search still returns is active again, whatever
-an earlier delete or update claimed (that mutation failed silently: the planner's seed).
+new version `<id>~2`, `<id>~3`… that supersedes the previous one (or the record named by
+`supersedes`). A record's final status is what the run last observed: a record a later search
+still returns is active again, whatever an earlier delete or update claimed (that mutation
+failed silently: the planner's seed).
 """
 
 from __future__ import annotations
@@ -26,11 +34,15 @@ from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.validate import parse_case
 
+WARNINGS = "provrepair.warnings"  # world keys: what the reading could not see, and
+SOURCES = "provrepair.sources"    # where each step and input came from (span id, message)
+
 
 @dataclass(frozen=True)
 class UserMessage:
     text: str
     ts: int
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -41,11 +53,29 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Context:
+    """What one model input carried, read from its messages (loaders map their shapes here)."""
+
+    users: tuple[str, ...] = ()        # user message texts, in order
+    outputs: tuple[str, ...] = ()      # texts of earlier assistant messages
+    calls: tuple[str, ...] = ()        # ids of tool calls in earlier assistant messages
+    results: tuple[tuple[str, str], ...] = ()  # (call id, content) of tool results
+    records: tuple[str, ...] = ()      # memory record ids named in message parts
+    texts: tuple[str, ...] = ()        # every non-assistant text, searched for record contents
+    # a transcript: the input is everything the previous output had, that output, and all
+    # that happened since (the items above are read in addition)
+    cumulative: bool = False
+
+
+@dataclass(frozen=True)
 class ModelOutput:
     text: str
     ts: int
     tool_calls: tuple[ToolCall, ...] = ()
     evidence: tuple[str, ...] | None = None  # explicit evidence ids, when the model gave them
+    context: Context | None = None  # None: the input was not captured
+    operation: str | None = None    # set for a generic step: the operation it was recorded as
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +84,7 @@ class ToolResult:
     content: str
     ts: int
     error: bool = False
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +92,7 @@ class MemorySearch:
     records: tuple[tuple[str, str], ...]  # (record id, content) as returned
     ts: int
     query: str = ""
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,11 +102,38 @@ class MemoryWrite:
     content: str
     ts: int
     failed: bool = False
+    refs: tuple[str, ...] = ()          # sources it points at (span parent, span links)
+    evidence: tuple[str, ...] = ()      # ids it names itself (records, tool calls, our ids)
+    derived_from: tuple[str, ...] = ()  # record ids it consolidates
+    supersedes: tuple[str, ...] = ()    # record ids it replaces
+    source: str | None = None
 
 
 Event = UserMessage | ModelOutput | ToolResult | MemorySearch | MemoryWrite
 MUTATION = {"create": "memory_write", "update": "memory_update", "upsert": "memory_update",
             "delete": "memory_delete"}
+
+
+@dataclass
+class _Anchor:
+    """The latest model output and every item with a path to it: a later output whose input
+    shows it depends on it plus what it does not cover (the same reach, linear edges)."""
+
+    step: str
+    context: set[str]
+    chain: list[str]  # the outputs anchored on one another, oldest first, ending in `step`
+    complete: bool = False  # `context` holds every item recorded before `step`
+
+    def skips(self) -> list[str]:
+        """Earlier outputs of the chain at distances 2, 4, 8… (as far as the new position
+        divides): a path already runs through the chain, so reach is the same, but a fault
+        early in a long conversation is found in a logarithmic number of hops, not one hop
+        per output (the planner walks hop by hop)."""
+        n, out, stride = len(self.chain), [], 2
+        while n % stride == 0 and stride <= n:
+            out.append(self.chain[n - stride])
+            stride *= 2
+        return out
 
 
 @dataclass
@@ -85,13 +144,25 @@ class RunBuilder:
     memories: dict[str, dict[str, Any]] = field(default_factory=dict)  # version id → record
     versions: dict[str, list[str]] = field(default_factory=dict)       # record id → versions
     trace: list[dict[str, Any]] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)  # ids an inference step has seen
+    history: list[str] = field(default_factory=list)  # every id, in order (the fallback)
+    since_anchor: list[str] = field(default_factory=list)  # ids since the latest anchor
+    recent: list[str] = field(default_factory=list)   # ids since the latest model output
+    retrieved: list[str] = field(default_factory=list)  # searches (and records) since then
     actions: dict[str, str] = field(default_factory=dict)  # tool call id → action step id
+    issuers: dict[str, str] = field(default_factory=dict)  # tool call id → output step id
     observations: dict[str, str] = field(default_factory=dict)  # call id → observation id
+    outputs: dict[str, str] = field(default_factory=dict)  # output text → latest step id
+    users: dict[str, list[int]] = field(default_factory=dict)  # user text → session positions
+    sources: dict[str, str] = field(default_factory=dict)  # our id → where it came from
+    by_source: dict[str, str] = field(default_factory=dict)  # source → first step id
+    uncaptured: list[str] = field(default_factory=list)  # outputs read without their input
+    anchor: _Anchor | None = None
+    _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
+    _made: list[str] = field(default_factory=list)  # record versions, in creation order
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
-            self._user(event)
+            self._user(event.text, event.ts, event.source)
         elif isinstance(event, ModelOutput):
             self._model(event)
         elif isinstance(event, ToolResult):
@@ -105,33 +176,46 @@ class RunBuilder:
         """The run as a validated case; faults may name a record id (its current version)."""
         self._mark_final_answers()
         faults = [self.current(f) if f in self.versions else f for f in diagnosed_faults]
+        world: dict[str, Any] = {SOURCES: self.sources}
+        if self.uncaptured:
+            world[WARNINGS] = [
+                f"{len(self.uncaptured)} model output(s) without recorded input messages "
+                f"(first: {self.uncaptured[0]}): each depends on everything earlier in the "
+                "conversation"]
         return parse_case({
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
             "session": self.session, "memory_store": list(self.memories.values()),
-            "trace": self.trace, "diagnosed_faults": faults})
+            "trace": self.trace, "diagnosed_faults": faults, "world": world})
 
     def current(self, record_id: str) -> str:
         return self.versions[record_id][-1]
 
     # -- events ---------------------------------------------------------------------------
 
-    def _user(self, event: UserMessage) -> None:
+    def _user(self, text: str, ts: int, source: str | None) -> str:
         input_id = f"u_{len(self.session) + 1:03d}"
+        self.users.setdefault(text, []).append(len(self.session))
         self.session.append({"input_id": input_id, "task_id": self.task_id,
-                             "turn": len(self.session) + 1, "content": event.text,
-                             "timestamp": event.ts})
-        self.context.append(input_id)
+                             "turn": len(self.session) + 1, "content": text,
+                             "timestamp": ts})
+        self._seen(input_id, source)
+        return input_id
 
     def _model(self, event: ModelOutput) -> None:
         used, sufficient = self._dependencies(event)
-        step = self._step("plan" if event.tool_calls else "claim", event.text, event.ts,
-                          used, sufficient)
+        step_type = "plan" if event.tool_calls or event.operation else "claim"
+        text = f"{event.operation}: {event.text}" if event.operation else event.text
+        step = self._step(step_type, text, event.ts, used, sufficient, source=event.source)
         for call in event.tool_calls:
             action = self._step("tool_action", f"{call.name}({_args(call.arguments)})",
                                 event.ts, [step], [], tool_name=call.name,
-                                tool_args=call.arguments)
+                                tool_args=call.arguments, source=f"call {call.call_id}")
             self.actions[call.call_id] = action
-        self.context.append(step)
+            self.issuers[call.call_id] = step
+            self._remember(action)
+        self.outputs[event.text] = step
+        self._remember(step)
+        self.recent, self.retrieved = [], []
 
     def _tool_result(self, event: ToolResult) -> None:
         action = self.actions.get(event.call_id)
@@ -139,36 +223,180 @@ class RunBuilder:
             raise CaseError(self.task_id, "tool_call_id", event.call_id,
                             "a tool result whose call was never made (orphan tool result)")
         step = self._step("tool_observation", event.content, event.ts, [action], [],
-                          status="error" if event.error else "ok")
+                          status="error" if event.error else "ok", source=event.source)
         self.observations[event.call_id] = step
-        self.context.append(step)
+        self._seen_now(step)
 
     def _search(self, event: MemorySearch) -> None:
         found = [self._returned(record_id, content, event.ts)
                  for record_id, content in event.records]
-        self._step("memory_read", f"Retrieved: {', '.join(found) or 'nothing'}"
-                   + (f" (query: {event.query})" if event.query else ""), event.ts, found, [])
-        self.context.extend(m for m in found if m not in self.context)
+        step = self._step("memory_read", f"Retrieved: {', '.join(found) or 'nothing'}"
+                          + (f" (query: {event.query})" if event.query else ""), event.ts,
+                          found, [], source=event.source)
+        for item in [step, *found]:
+            self._seen_now(item)
+            self.retrieved.append(item)
 
     def _mutation(self, event: MemoryWrite) -> None:
         known = event.record_id in self.versions
         op = "create" if event.op == "upsert" and not known else event.op
-        if op in ("update", "delete") and not known:
+        if op in ("update", "delete") and not known and not event.supersedes:
             self._root(event.record_id, event.content, event.ts)  # existed before the run
-        old = self.current(event.record_id) if op != "create" else None
+        replaced = [self._known(r, event.ts) for r in event.supersedes]
+        if not replaced and op != "create":
+            replaced = [self.current(event.record_id)]
+        sources = [self._known(r, event.ts) for r in event.derived_from]
+        used = self._write_dependencies(event) + sources
         step_id = f"s_{len(self.trace) + 1:03d}"
         new = None if op == "delete" or event.failed else self._version(event.record_id)
-        self._step(MUTATION[op], event.content or f"{op} {event.record_id}", event.ts,
-                   list(self.context), [], invalidated=[old] if old else [],
-                   generated=[new] if new else [], status="error" if event.failed else "ok")
+        step_type = ("memory_consolidate" if len(replaced) > 1 and new
+                     else MUTATION["update" if replaced and new else op])
+        self._step(step_type, event.content or f"{op} {event.record_id}", event.ts, used, [],
+                   invalidated=replaced, generated=[new] if new else [],
+                   status="error" if event.failed else "ok", source=event.source)
+        self._remember(step_id)
+        if self.anchor is not None and replaced:  # see _against_anchor: named again later
+            self.anchor.context.difference_update(replaced)
+            self.anchor.complete = False
         if event.failed:
             return
-        if old is not None:
+        for old in replaced:
             self._set_status(old, "deleted" if op == "delete" else "superseded", step_id)
         if new is not None:
-            self.memories[new] = self._record(new, event.content, event.ts, step_id, old)
+            self.memories[new] = self._record(new, event.content, event.ts, step_id,
+                                              replaced[0] if replaced else None, sources)
+            self._seen_now(new)
+
+    # -- dependencies ---------------------------------------------------------------------
+
+    def _dependencies(self, event: ModelOutput) -> tuple[list[str], list[str]]:
+        if event.evidence is not None:
+            used = [self._evidence_id(e) for e in event.evidence]
+            return used, used
+        if event.context is None:
+            self.uncaptured.append(event.source or f"output at {event.ts}")
+            if self.anchor is not None and self.anchor.complete:  # it covers all before it
+                return self._against_anchor(self.since_anchor, shown=True, complete=True), []
+            return self._against_anchor(list(dict.fromkeys(self.history)), complete=True), []
+        if event.context.cumulative:
+            return self._cumulative(self._window(event.context, event.ts)), []
+        return self._against_anchor(self._window(event.context, event.ts)), []
+
+    def _cumulative(self, items: list[str]) -> list[str]:
+        """A transcript's messages are the context: everything before (the previous output,
+        with what it covered) and what came since."""
+        return self._against_anchor(list(dict.fromkeys([*items, *self.recent])), shown=True)
+
+    def _window(self, ctx: Context, ts: int) -> list[str]:
+        """Every item the input carried, plus what was retrieved since the last output."""
+        items: list[str] = []
+        pos = 0
+        for text in ctx.users:  # a re-sent history names the same user turns again
+            at = next((i for i in self.users.get(text, []) if i >= pos), None)
+            if at is None:
+                items.append(self._user(text, ts - 1, None))
+                pos = len(self.session)
+            else:
+                items.append(self.session[at]["input_id"])
+                pos = at + 1
+        items += [self.outputs[t] for t in ctx.outputs if t in self.outputs]
+        for call_id in ctx.calls:
+            if call_id in self.actions:
+                items += [self.issuers[call_id], self.actions[call_id]]
+        for call_id, content in ctx.results:
+            if call_id not in self.observations:  # the tool itself was not instrumented
+                self._tool_result(ToolResult(call_id, content, ts - 1))
+            items.append(self.observations[call_id])
+        items += [self._known(r, ts - 1) for r in ctx.records]
+        for text in ctx.texts:
+            items += self._shown(text)
+        items += self.retrieved
+        return list(dict.fromkeys(items))
+
+    def _shown(self, text: str) -> list[str]:
+        """Record versions whose content the text shows (a memory system message, a memory
+        tool's result), in the order they were recorded (ids must not depend on the hash
+        seed); each (text, version) pair is looked at once."""
+        checked, found = self._matched.get(text, (0, []))
+        for version in self._made[checked:]:
+            content = self.memories[version]["content"]
+            if content and content in text:
+                found.append(version)
+        self._matched[text] = (len(self._made), found)
+        return found
+
+    def _against_anchor(self, context: list[str], shown: bool = False,
+                        complete: bool = False) -> list[str]:
+        """The context as [previous output] + what it does not cover, when the previous
+        output is in it (`shown`: a transcript, where it always is); else the context.
+
+        Same reach as naming every item: an item the previous output covers has a path to
+        it, and it to this step. One exception, kept exact: a record a mutation has touched
+        since is named again (its fault seeds at the mutation, and reach enters no node
+        older than the seed, so a path through an older output would not count)."""
+        anchor, step = self.anchor, f"s_{len(self.trace) + 1:03d}"
+        if anchor is not None and (shown or anchor.step in context):
+            covered = anchor.context  # the old anchor is done with: grow its set in place
+            used = [anchor.step, *anchor.skips(),
+                    *(i for i in context if i not in covered and i != anchor.step)]
+            covered.add(anchor.step)
+            covered.update(context)
+            anchor.chain.append(step)
+            self.anchor = _Anchor(step, covered, anchor.chain, complete and anchor.complete)
+            self.since_anchor = []
+            return used
+        self.anchor = _Anchor(step, set(context), [step], complete)
+        self.since_anchor = []
+        return context
+
+    def _write_dependencies(self, event: MemoryWrite) -> list[str]:
+        """What a write points at (span parent, links, its own references); without any, the
+        latest model output and what arrived since it (the output whose content it stores)."""
+        named = [self.by_source[r] for r in event.refs if r in self.by_source]
+        named += [self._evidence_id(e) for e in event.evidence]
+        if named:
+            return named
+        last = next((s["step_id"] for s in reversed(self.trace)
+                     if s["step_type"] in ("claim", "plan")), None)
+        return ([last] if last else []) + self.recent
+
+    def _evidence_id(self, evidence: str) -> str:
+        """An evidence id as the model wrote it: a memory record id, a tool call id, one of our
+        own ids (u_001, s_004) naming a user message, an output or any other step, or where
+        one came from (its span id, `messages[i]` of a transcript)."""
+        if evidence in self.versions:
+            return self.current(evidence)
+        if evidence in self.observations:
+            return self.observations[evidence]
+        if evidence in self.sources:
+            return evidence
+        if evidence in self.by_source:  # a span id, `messages[3]`: where the item came from
+            return self.by_source[evidence]
+        raise CaseError(self.task_id, "evidence", evidence,
+                        "names nothing the model had in its context")
 
     # -- records and steps -----------------------------------------------------------------
+
+    def _seen(self, item: str, source: str | None) -> None:
+        self.sources[item] = source or ""
+        if source is not None:
+            self.by_source.setdefault(source, item)
+        self._seen_now(item)
+
+    def _remember(self, item: str) -> None:
+        self.history.append(item)
+        self.since_anchor.append(item)
+
+    def _seen_now(self, item: str) -> None:
+        self._remember(item)
+        self.recent.append(item)
+
+    def _known(self, record_id: str, ts: int) -> str:
+        """The current version of a record named by id; one the run never saw existed before
+        it (a root, content unknown)."""
+        if record_id in self.versions:
+            return self.current(record_id)
+        return self._root(record_id, "", ts)
 
     def _returned(self, record_id: str, content: str, ts: int) -> str:
         """The version a search returned (by content, else the current one), active again."""
@@ -182,7 +410,7 @@ class RunBuilder:
     def _root(self, record_id: str, content: str, ts: int) -> str:
         """A record the run did not write (it was in the store before): a root record."""
         version = self._version(record_id)
-        self.memories[version] = self._record(version, content, ts, None, None)
+        self.memories[version] = self._record(version, content, ts, None, None, [])
         return version
 
     def _version(self, record_id: str) -> str:
@@ -192,11 +420,12 @@ class RunBuilder:
         return version
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
-                supersedes: str | None) -> dict[str, Any]:
+                supersedes: str | None, derived_from: list[str]) -> dict[str, Any]:
+        self._made.append(memory_id)
         return {"memory_id": memory_id, "task_id": self.task_id, "content": content,
                 "source": "agent_summary", "last_modified_by": by, "created_at": ts,
-                "last_modified_at": ts, "derived_from": [], "supersedes": supersedes,
-                "status": "active", "sufficient_from": []}
+                "last_modified_at": ts, "derived_from": list(dict.fromkeys(derived_from)),
+                "supersedes": supersedes, "status": "active", "sufficient_from": []}
 
     def _set_status(self, memory_id: str, status: str, by: str | None) -> None:
         record = self.memories[memory_id]
@@ -207,38 +436,24 @@ class RunBuilder:
     def _step(self, step_type: str, content: str, ts: int, used: list[str],
               sufficient: list[str], *, invalidated: list[str] | None = None,
               generated: list[str] | None = None, status: str = "ok",
-              tool_name: str | None = None, tool_args: dict[str, Any] | None = None) -> str:
+              tool_name: str | None = None, tool_args: dict[str, Any] | None = None,
+              source: str | None = None) -> str:
         turn = max(1, len(self.session))
         step_id = f"s_{len(self.trace) + 1:03d}"
-        prev = [s for s in self.trace if s["turn"] == turn][-1:]
-        for p in prev:
-            p["next_step_ids"].append(step_id)
+        prev = self.trace[-1] if self.trace and self.trace[-1]["turn"] == turn else None
+        if prev is not None:
+            prev["next_step_ids"].append(step_id)
         self.trace.append({
             "step_id": step_id, "task_id": self.task_id, "step_type": step_type,
-            "content": content, "prev_step_ids": [p["step_id"] for p in prev],
+            "content": content, "prev_step_ids": [prev["step_id"]] if prev else [],
             "next_step_ids": [], "invalidated_memory_ids": invalidated or [],
             "generated_memory_ids": generated or [], "used_ids": list(dict.fromkeys(used)),
             "sufficient_ids": sufficient, "timestamp": ts, "turn": turn, "status": status,
             "tool_name": tool_name, "tool_args": tool_args})
+        self.sources[step_id] = source or ""
+        if source is not None:
+            self.by_source.setdefault(source, step_id)
         return step_id
-
-    def _dependencies(self, event: ModelOutput) -> tuple[list[str], list[str]]:
-        if event.evidence is None:
-            return list(self.context), []
-        used = [self._evidence_id(e) for e in event.evidence]
-        return used, used
-
-    def _evidence_id(self, evidence: str) -> str:
-        """An evidence id as the model wrote it: a memory record id, a tool call id, or one of
-        our own ids (u_001, s_004)."""
-        if evidence in self.versions:
-            return self.current(evidence)
-        if evidence in self.observations:
-            return self.observations[evidence]
-        if evidence in self.context:
-            return evidence
-        raise CaseError(self.task_id, "evidence", evidence,
-                        "names nothing the model had in its context")
 
     def _mark_final_answers(self) -> None:
         """The last model output of each user turn without a tool call is the turn's answer."""

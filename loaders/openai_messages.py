@@ -15,10 +15,15 @@ A transcript file is a JSON object (one per line in `.jsonl`):
 
 or a bare list of messages. `after` is the index of the message a memory event followed (-1:
 before the first). Messages carry no clock, so message i is at time 1000·(i+1) and the k-th
-memory event after it at 1000·(i+1)+k+1. Tool calls and results pair by `tool_call_id`. An
-assistant message may name its evidence (`"evidence": [...]` on the message, or a JSON
-content object with an `evidence` list): those become its dependencies; otherwise every
-earlier item of the conversation is (loaders/agent_run.py).
+memory event after it at 1000·(i+1)+k+1. Tool calls and results pair by `tool_call_id` (a
+call without an id pairs with the next tool message without one); arguments may be a JSON
+string or an object. An assistant message may name its evidence (`"evidence": [...]` on the
+message, or a JSON content object with an `evidence` list): those become its dependencies.
+Otherwise the transcript's messages ARE its context: an assistant message depends on every
+earlier message and memory event (loaders/agent_run.py, written as the previous assistant
+message plus what came since), and on the records whose content a system message shows.
+Content must be a string or OpenAI text parts; other shapes (an Anthropic-style list with
+`tool_use` / `tool_result` blocks) are refused, naming the message.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.agent_run import (
+    Context,
     Event,
     MemorySearch,
     MemoryWrite,
@@ -64,51 +70,76 @@ def transcript_case(raw: Any, default_task: str) -> Case:
 
 def _events(task_id: str, data: dict[str, Any]) -> list[Event]:
     events: list[Event] = []
+    reader = _MessageReader(task_id)
     for i, message in enumerate(data["messages"]):
-        events.extend(_message_events(task_id, i, message))
+        events.extend(reader.events(i, message))
     counts: dict[int, int] = {}
-    for event in data.get("memory_events") or []:
+    for k, event in enumerate(data.get("memory_events") or []):
         after = event.get("after", -1) if isinstance(event, dict) else None
         if not isinstance(after, int):
             raise CaseError(task_id, "memory_events.after", None, "expected a message index")
         counts[after] = counts.get(after, 0) + 1
-        events.append(_memory_event(task_id, event, 1000 * (after + 1) + counts[after]))
+        events.append(_memory_event(task_id, event, 1000 * (after + 1) + counts[after],
+                                    f"memory_events[{k}]"))
     return events
 
 
-def _message_events(task_id: str, i: int, message: Any) -> list[Event]:
-    ts = 1000 * (i + 1)
-    role = message.get("role") if isinstance(message, dict) else None
-    where = f"messages[{i}]"
-    if role == "user":
-        return [UserMessage(_text(message.get("content")), ts)]
-    if role == "assistant":
-        calls = tuple(_tool_call(task_id, where, c) for c in message.get("tool_calls") or [])
-        text = _text(message.get("content"))
-        return [ModelOutput(text or "(tool calls)", ts, calls, _evidence(message, text))]
-    if role == "tool":
-        call_id = message.get("tool_call_id")
-        if not isinstance(call_id, str):
-            raise CaseError(task_id, f"{where}.tool_call_id", None, "a tool message needs one")
-        return [ToolResult(call_id, _text(message.get("content")), ts)]
-    if role in ("system", "developer"):
-        return []  # instructions, not evidence of this run's facts
-    raise CaseError(task_id, f"{where}.role", None, f"unknown role {role!r}")
+class _MessageReader:
+    """Messages → events; remembers system texts (shown to every later output) and the calls
+    still waiting for a result (to pair a call and a result that carry no id)."""
+
+    def __init__(self, task_id: str):
+        self.task_id = task_id
+        self.system: list[str] = []
+        self.waiting: list[str] = []
+
+    def events(self, i: int, message: Any) -> list[Event]:
+        ts = 1000 * (i + 1)
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise CaseError(self.task_id, where, None, "a message is an object with a role")
+        role = message.get("role")
+        text = _text(self.task_id, where, message.get("content"))
+        if role == "user":
+            return [UserMessage(text, ts, where)]
+        if role == "assistant":
+            calls = tuple(self._tool_call(f"{where}.tool_calls[{j}]", c)
+                          for j, c in enumerate(message.get("tool_calls") or []))
+            context = Context(texts=tuple(self.system), cumulative=True)
+            return [ModelOutput(text or "(tool calls)", ts, calls, _evidence(message, text),
+                                context, source=where)]
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id is None and self.waiting:
+                call_id = self.waiting[0]
+            if not isinstance(call_id, str):
+                raise CaseError(self.task_id, f"{where}.tool_call_id", None,
+                                "a tool message needs one")
+            if call_id in self.waiting:
+                self.waiting.remove(call_id)
+            return [ToolResult(call_id, text, ts, source=where)]
+        if role in ("system", "developer"):
+            self.system.append(text)  # what it shows (remembered records) is context
+            return []
+        raise CaseError(self.task_id, f"{where}.role", None, f"unknown role {role!r}")
+
+    def _tool_call(self, where: str, call: Any) -> ToolCall:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise CaseError(self.task_id, where, None, "expected {id, function: {name, arguments}}")
+        call_id = call.get("id") if isinstance(call.get("id"), str) else where
+        raw = function.get("arguments")
+        try:
+            arguments = json.loads(raw or "{}") if isinstance(raw, str) or raw is None else raw
+        except json.JSONDecodeError as exc:
+            raise CaseError(self.task_id, where, call_id,
+                            f"arguments are not JSON: {exc.msg}") from exc
+        self.waiting.append(call_id)
+        return ToolCall(call_id, str(function.get("name")),
+                        arguments if isinstance(arguments, dict) else {"arguments": arguments})
 
 
-def _tool_call(task_id: str, where: str, call: Any) -> ToolCall:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(call.get("id"), str):
-        raise CaseError(task_id, f"{where}.tool_calls", None, "expected {id, function}")
-    try:
-        arguments = json.loads(function.get("arguments") or "{}")
-    except json.JSONDecodeError as exc:
-        raise CaseError(task_id, f"{where}.tool_calls", call["id"],
-                        f"arguments are not JSON: {exc.msg}") from exc
-    return ToolCall(call["id"], str(function.get("name")), arguments)
-
-
-def _memory_event(task_id: str, event: dict[str, Any], ts: int) -> Event:
+def _memory_event(task_id: str, event: dict[str, Any], ts: int, source: str) -> Event:
     op = event.get("op")
     if op not in OPS:
         raise CaseError(task_id, "memory_events.op", None, f"{op!r} is not one of {OPS}")
@@ -117,17 +148,44 @@ def _memory_event(task_id: str, event: dict[str, Any], ts: int) -> Event:
         if not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records):
             raise CaseError(task_id, "memory_events.records", None, "expected [{id, content}]")
         return MemorySearch(tuple((r["id"], str(r.get("content", ""))) for r in records), ts,
-                            str(event.get("query") or ""))
+                            str(event.get("query") or ""), source)
     if not isinstance(event.get("id"), str):
         raise CaseError(task_id, "memory_events.id", None, f"a {op} needs the record id")
     return MemoryWrite(op, event["id"], str(event.get("content") or ""), ts,
-                       failed=bool(event.get("failed")))
+                       failed=bool(event.get("failed")),
+                       derived_from=_id_list(task_id, event, "derived_from"),
+                       supersedes=_id_list(task_id, event, "supersedes"), source=source)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, list):  # content parts: keep the text ones
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
+def _id_list(task_id: str, event: dict[str, Any], key: str) -> tuple[str, ...]:
+    """`derived_from` / `supersedes` of a memory event: one id or a list of ids."""
+    value = event.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CaseError(task_id, f"memory_events.{key}", None, "expected an id or a list of ids")
+    return tuple(value)
+
+
+TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def _text(task_id: str, where: str, content: Any) -> str:
+    """A message's content: a string, or OpenAI content parts of which the text ones are
+    kept (images and audio carry no text). Anything else is refused, not guessed at."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list) or not all(isinstance(p, dict) for p in content):
+        raise CaseError(task_id, f"{where}.content", None,
+                        "expected a string or a list of content parts")
+    for part in content:
+        if part.get("type") in ("tool_use", "tool_result"):
+            raise CaseError(task_id, f"{where}.content", None,
+                            f"a {part['type']!r} block is not an OpenAI chat message "
+                            "(an Anthropic-style message list?)")
+    return " ".join(str(p.get("text", "")) for p in content if p.get("type") in TEXT_PARTS)
 
 
 def _evidence(message: dict[str, Any], text: str) -> tuple[str, ...] | None:

@@ -10,11 +10,15 @@ CHAIN in that order, which is also the order of parent and child spans in an age
 child starts after its parent; a sibling after the child it follows).
 
 Semantic conventions followed: OpenTelemetry GenAI (development status, as of the memory
-operations merged in May 2026): `gen_ai.operation.name`, `gen_ai.input.messages` /
-`gen_ai.output.messages` (JSON, captured with content capture on), `gen_ai.tool.call.id` /
-`.arguments` / `.result`, `gen_ai.memory.record.id`, `gen_ai.memory.records` (JSON list of
-`{id, content}`), `gen_ai.memory.query.text`. Ours: `provrepair.evidence_ids` (explicit
-dependencies of an inference), `provrepair.diagnosed_faults`, `provrepair.domain`.
+operations merged in May 2026): `gen_ai.operation.name` (an open set: an operation not known
+here is a generic step), `gen_ai.input.messages` / `gen_ai.output.messages` (captured with
+content capture on; a JSON string or structured, both encodings the conventions allow),
+`gen_ai.tool.call.id` / `.arguments` / `.result`, `gen_ai.tool.name`,
+`gen_ai.memory.record.id`, `gen_ai.memory.records` (list of `{id, content, metadata}`;
+`metadata.supersedes`, `metadata.derived_from`), `gen_ai.memory.query.text`, span parent and
+links (what a memory write stores), status and its message. Ours: `provrepair.evidence_ids`
+(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`. What each step
+depends on is its context window (loaders/agent_run.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.agent_run import (
+    Context,
     Event,
     MemorySearch,
     MemoryWrite,
@@ -34,7 +39,6 @@ from provrepair.loaders.agent_run import (
     RunBuilder,
     ToolCall,
     ToolResult,
-    UserMessage,
 )
 from provrepair.loaders.case_files import read_json_records
 from provrepair.provenance.errors import CaseError, InputError
@@ -59,6 +63,9 @@ class Span:
     start_ns: int
     attributes: dict[str, Any]
     error: bool = False
+    parent_id: str | None = None
+    links: tuple[str, ...] = ()  # span ids this span links to
+    error_text: str = ""         # the status description or exception message of a failure
 
     @property
     def operation(self) -> str | None:
@@ -80,19 +87,39 @@ def load_otlp(paths: list[Path]) -> list[Case]:
 def otlp_spans(raw: Any, where: str) -> list[Span]:
     if not isinstance(raw, dict) or not isinstance(raw.get("resourceSpans"), list):
         raise InputError(f"{where}: not OTLP/JSON traces (no resourceSpans list)")
-    return [_span(span, where) for resource in raw["resourceSpans"]
-            for scope in resource.get("scopeSpans") or [] for span in scope.get("spans") or []]
+    try:
+        return [_span(span, where) for resource in raw["resourceSpans"]
+                for scope in resource.get("scopeSpans") or [] for span in scope.get("spans") or []]
+    except AttributeError as exc:  # a resource or scope that is not an object
+        raise InputError(f"{where}: not OTLP/JSON traces ({exc})") from exc
 
 
 def _span(raw: dict[str, Any], where: str) -> Span:
     try:
+        status = raw.get("status") or {}
         return Span(trace_id=str(raw["traceId"]), span_id=str(raw["spanId"]),
                     start_ns=int(raw["startTimeUnixNano"]),
                     attributes={a["key"]: any_value(a["value"]) for a in raw.get("attributes", [])},
-                    error=(raw.get("status") or {}).get("code") in (ERROR, "STATUS_CODE_ERROR"))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{where}: span {raw.get('spanId', '?')} of trace "
-                         f"{raw.get('traceId', '?')}: missing or malformed {exc}") from exc
+                    error=status.get("code") in (ERROR, "STATUS_CODE_ERROR"),
+                    parent_id=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
+                    links=tuple(str(link["spanId"]) for link in raw.get("links") or []),
+                    error_text=str(status.get("message") or _exception(raw)))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"{where}: span {_field(raw, 'spanId')} of trace "
+                         f"{_field(raw, 'traceId')}: missing or malformed {exc}") from exc
+
+
+def _field(raw: Any, key: str) -> str:
+    return str(raw.get(key, "?")) if isinstance(raw, dict) else "?"
+
+
+def _exception(raw: dict[str, Any]) -> str:
+    """The message of the span's `exception` event (how the SDK records a raised error)."""
+    for event in raw.get("events") or []:
+        for a in event.get("attributes") or []:
+            if a.get("key") == "exception.message":
+                return str(any_value(a["value"]))
+    return ""
 
 
 def any_value(value: dict[str, Any]) -> Any:
@@ -110,6 +137,22 @@ def any_value(value: dict[str, Any]) -> Any:
     if "kvlistValue" in value:
         return {kv["key"]: any_value(kv["value"]) for kv in value["kvlistValue"].get("values", [])}
     return None
+
+
+def to_any_value(value: Any) -> dict[str, Any]:
+    """A Python value → an OTLP AnyValue (maps as kvlistValue: the structured encoding)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, (list, tuple)):
+        return {"arrayValue": {"values": [to_any_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": [{"key": str(k), "value": to_any_value(v)}
+                                           for k, v in value.items()]}}
+    return {"stringValue": "" if value is None else str(value)}
 
 
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
@@ -139,14 +182,15 @@ def group_runs(spans: list[Span]) -> dict[str, list[Span]]:
 def run_case(task_id: str, spans: list[Span]) -> Case:
     attrs = {k: v for span in spans for k, v in span.attributes.items()}
     builder = RunBuilder(task_id, str(attrs.get("provrepair.domain") or "agent"))
-    seen = Seen()
+    reader = SpanReader(task_id)
     for span in spans:
-        for event in span_events(task_id, span, seen):
-            try:
+        try:
+            for event in reader.events(span):
                 builder.add(event)
-            except CaseError as exc:  # name the span the event came from
-                raise CaseError(exc.task_id, exc.field, exc.offending_id,
-                                f"{exc.problem} (span {span.span_id})") from exc
+        except CaseError as exc:  # name the span (and trace) the event came from
+            raise CaseError(exc.task_id or task_id, exc.field, exc.offending_id,
+                            f"{exc.problem} (span {span.span_id} of trace "
+                            f"{span.trace_id})") from exc
     faults = attrs.get("provrepair.diagnosed_faults") or []
     # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
     return builder.case([str(f) for f in (faults if isinstance(faults, (list, tuple))
@@ -154,79 +198,164 @@ def run_case(task_id: str, spans: list[Span]) -> Case:
 
 
 @dataclass
-class Seen:
-    """What earlier spans of the run already gave: an inference's input repeats the history."""
+class SpanReader:
+    """One run's spans → events; remembers tool calls, to pair results that carry no id."""
 
-    users: set[tuple[int, str]] = field(default_factory=set)
-    tool_results: set[str] = field(default_factory=set)
+    task_id: str
+    open_calls: dict[str, list[str]] = field(default_factory=dict)  # tool name → call ids
+    answered: set[str] = field(default_factory=set)
+
+    def events(self, span: Span) -> list[Event]:
+        op, a = span.operation, span.attributes
+        if op in IGNORED:
+            return []
+        if op == "execute_tool":
+            return [self._tool_result(span)]
+        if op == "search_memory":
+            records = self._records(span)
+            return [MemorySearch(tuple((r["id"], _value_text(r.get("content", "")))
+                                       for r in records), span.start_ns,
+                                 str(a.get("gen_ai.memory.query.text", "")), span.span_id)]
+        if op in MEMORY_WRITES:
+            return self._writes(span, MEMORY_WRITES[op])
+        # an inference, or an operation this loader does not know: a generic step (kept,
+        # in order, its input and output read the same way)
+        output = self._model_output(span, None if op in INFERENCE else op)
+        return [output]
+
+    def _tool_result(self, span: Span) -> ToolResult:
+        a = span.attributes
+        call_id = a.get("gen_ai.tool.call.id")
+        if call_id is None:  # pair by tool name with the oldest call still unanswered
+            name = str(a.get("gen_ai.tool.name", ""))
+            waiting = [c for c in self.open_calls.get(name, []) if c not in self.answered]
+            if not waiting:
+                raise CaseError(self.task_id, "gen_ai.tool.call.id", span.span_id,
+                                f"an execute_tool span of tool {name!r} with no call id, and "
+                                "no unanswered call of that tool")
+            call_id = waiting[0]
+        self.answered.add(str(call_id))
+        result = a.get("gen_ai.tool.call.result")
+        text = "" if result is None else _value_text(result)
+        if span.error:
+            text = " ".join(t for t in (text, f"error: {span.error_text or 'failed'}") if t)
+        return ToolResult(str(call_id), text, span.start_ns, span.error, span.span_id)
+
+    def _records(self, span: Span) -> list[dict[str, Any]]:
+        records = _json(self.task_id, span, "gen_ai.memory.records", [])
+        if not isinstance(records, list) or not all(
+                isinstance(r, dict) and r.get("id") is not None for r in records):
+            raise CaseError(self.task_id, "gen_ai.memory.records", span.span_id,
+                            "expected a list of {id, content}")
+        return [{**r, "id": str(r["id"])} for r in records]
+
+    def _writes(self, span: Span, op: str) -> list[Event]:
+        """One event per record the span names (a span may carry several)."""
+        a = span.attributes
+        records = self._records(span)
+        named = a.get("gen_ai.memory.record.id")
+        if not records:
+            if named is None:
+                raise CaseError(self.task_id, "gen_ai.memory.record.id", span.span_id,
+                                f"a {span.operation} span needs it (or gen_ai.memory.records)")
+            records = [{"id": str(named)}]
+        refs = tuple(r for r in (span.parent_id, *span.links) if r)
+        evidence = _ids(a.get("provrepair.evidence_ids"), "provrepair.evidence_ids")
+        return [MemoryWrite(op, r["id"], _value_text(r.get("content", "")), span.start_ns,
+                            failed=span.error, refs=refs, evidence=evidence,
+                            derived_from=_ids(_metadata(r).get("derived_from"),
+                                              "metadata.derived_from"),
+                            supersedes=_ids(_metadata(r).get("supersedes"), "metadata.supersedes"),
+                            source=span.span_id if i == 0 else f"{span.span_id}#{i}")
+                for i, r in enumerate(records)]
+
+    def _model_output(self, span: Span, operation: str | None) -> ModelOutput:
+        messages = _messages(self.task_id, span, "gen_ai.output.messages")
+        parts = [p for m in messages or [] for p in m["parts"]]
+        text = " ".join(_part_text(p) for p in parts if p.get("type") == "text")
+        calls = tuple(ToolCall(str(p.get("id") or f"{span.span_id}:{i}"), str(p.get("name")),
+                               _arguments(p.get("arguments")))
+                      for i, p in enumerate(parts) if p.get("type") == "tool_call")
+        for call in calls:
+            self.open_calls.setdefault(call.name, []).append(call.call_id)
+        inputs = _messages(self.task_id, span, "gen_ai.input.messages")
+        evidence = span.attributes.get("provrepair.evidence_ids")
+        return ModelOutput(text or ("(tool calls)" if calls else "(no output recorded)"),
+                           span.start_ns, calls,
+                           _ids(evidence, "provrepair.evidence_ids") if evidence is not None
+                           else None,
+                           None if inputs is None else _context(inputs, span.span_id),
+                           operation, span.span_id)
 
 
-def span_events(task_id: str, span: Span, seen: Seen) -> list[Event]:
-    op, a = span.operation, span.attributes
-    if op in INFERENCE:
-        messages = _json(task_id, span, "gen_ai.input.messages", [])
-        return [*_new_user_messages(messages, span, seen), *_new_tool_results(messages, span, seen),
-                _model_output(task_id, span)]
-    if op == "execute_tool":
-        call_id = _required(task_id, span, "gen_ai.tool.call.id")
-        seen.tool_results.add(call_id)
-        return [ToolResult(call_id, str(a.get("gen_ai.tool.call.result", "")), span.start_ns,
-                           span.error)]
-    if op == "search_memory":
-        records = _json(task_id, span, "gen_ai.memory.records", [])
-        if not all(isinstance(r, dict) and "id" in r for r in records):
-            raise CaseError(task_id, "gen_ai.memory.records", span.span_id,
-                            f"expected [{{id, content}}] (trace {span.trace_id})")
-        return [MemorySearch(tuple((str(r["id"]), str(r.get("content", ""))) for r in records),
-                             span.start_ns, str(a.get("gen_ai.memory.query.text", "")))]
-    if op in MEMORY_WRITES:
-        records = _json(task_id, span, "gen_ai.memory.records", [])
-        content = str(records[0].get("content", "")) if records else ""
-        return [MemoryWrite(MEMORY_WRITES[op], _required(task_id, span, "gen_ai.memory.record.id"),
-                            content, span.start_ns, failed=span.error)]
-    if op in IGNORED:
-        return []
-    raise CaseError(task_id, "gen_ai.operation.name", span.span_id,
-                    f"unknown operation {op!r} (trace {span.trace_id})")
-
-
-def _new_user_messages(messages: list[Any], span: Span, seen: Seen) -> list[UserMessage]:
-    """User messages of the inference's input not seen before."""
-    out = []
-    for i, message in enumerate(messages):
-        if message.get("role") == "user" and (i, _text(message)) not in seen.users:
-            seen.users.add((i, _text(message)))
-            out.append(UserMessage(_text(message), span.start_ns - 1))
-    return out
-
-
-def _new_tool_results(messages: list[Any], span: Span, seen: Seen) -> list[ToolResult]:
-    """Tool results the agent passed back to the model (`tool_call_response` parts) for calls
-    no `execute_tool` span recorded: an agent whose tools are not instrumented is still read."""
-    out = []
+def _context(messages: list[dict[str, Any]], span_id: str) -> Context:
+    """The items one inference input carries (GenAI input-messages schema: role + parts)."""
+    users, outputs, calls, results, records, texts = [], [], [], [], [], []
     for message in messages:
-        for part in message.get("parts", []):
-            call_id = str(part.get("id"))
-            if part.get("type") == "tool_call_response" and call_id not in seen.tool_results:
-                seen.tool_results.add(call_id)
-                out.append(ToolResult(call_id, _response_text(part.get("response")),
-                                      span.start_ns - 1))
-    return out
+        role = message.get("role")
+        text = " ".join(_part_text(p) for p in message["parts"] if p.get("type") == "text")
+        if role == "user" and text:
+            users.append(text)
+        elif role == "assistant" and text:
+            outputs.append(text)
+        elif text:
+            texts.append(text)
+        for i, part in enumerate(message["parts"]):
+            kind = part.get("type")
+            if kind == "tool_call":
+                calls.append(str(part.get("id") or f"{span_id}:{i}"))
+            elif kind == "tool_call_response":
+                response = _value_text(part.get("response", part.get("result", "")))
+                results.append((str(part.get("id")), response))
+                texts.append(response)
+            if part.get("memory_record_id") is not None:
+                records.append(str(part["memory_record_id"]))
+    return Context(tuple(users), tuple(outputs), tuple(calls), tuple(results), tuple(records),
+                   tuple(texts))
 
 
-def _response_text(response: Any) -> str:
-    return response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
+def _messages(task_id: str, span: Span, key: str) -> list[dict[str, Any]] | None:
+    """A messages attribute (a JSON string, or structured: both encodings the conventions
+    allow), checked for the shape `[{role, parts: [{type, ...}]}]`; None when absent."""
+    messages = _json(task_id, span, key, None)
+    if messages is None:
+        return None
+    if isinstance(messages, list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str)
+            and isinstance(m.get("parts"), list) and all(isinstance(p, dict) for p in m["parts"])
+            for m in messages):
+        return messages
+    raise CaseError(task_id, key, span.span_id,
+                    "expected GenAI messages [{role, parts: [{type, ...}]}]")
 
 
-def _model_output(task_id: str, span: Span) -> ModelOutput:
-    messages = _json(task_id, span, "gen_ai.output.messages", [])
-    parts = [p for m in messages for p in m.get("parts", [])]
-    text = " ".join(str(p.get("content", "")) for p in parts if p.get("type") == "text")
-    calls = tuple(ToolCall(str(p["id"]), str(p.get("name")), _arguments(p.get("arguments")))
-                  for p in parts if p.get("type") == "tool_call")
-    evidence = span.attributes.get("provrepair.evidence_ids")
-    return ModelOutput(text or "(tool calls)", span.start_ns, calls,
-                       tuple(map(str, evidence)) if isinstance(evidence, (list, tuple)) else None)
+def _value_text(value: Any) -> str:
+    """A recorded value as text: a string as it is, anything structured as exact JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    return _value_text(part.get("content", ""))
+
+
+def _metadata(record: dict[str, Any]) -> dict[str, Any]:
+    metadata = record.get("metadata")
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError:
+            return {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _ids(value: Any, what: str = "ids") -> tuple[str, ...]:
+    """One id or a list of ids (the SDK hands sequences over as tuples)."""
+    if value is None or value == "":
+        return ()
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        raise CaseError(None, what, None, "expected an id or a list of ids")
+    return tuple(map(str, values))
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -235,12 +364,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
             raw = json.loads(raw)
         except json.JSONDecodeError:
             return {"arguments": raw}
-    return raw if isinstance(raw, dict) else {}
-
-
-def _text(message: dict[str, Any]) -> str:
-    return " ".join(str(p.get("content", "")) for p in message.get("parts", [])
-                    if p.get("type") == "text")
+    if raw is None:
+        return {}
+    return raw if isinstance(raw, dict) else {"arguments": raw}
 
 
 def _json(task_id: str, span: Span, key: str, default: Any) -> Any:
@@ -250,15 +376,7 @@ def _json(task_id: str, span: Span, key: str, default: Any) -> Any:
     try:
         return json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError as exc:
-        raise CaseError(task_id, key, span.span_id, f"not JSON (trace {span.trace_id})") from exc
-
-
-def _required(task_id: str, span: Span, key: str) -> str:
-    value = span.attributes.get(key)
-    if value is None:
-        raise CaseError(task_id, key, span.span_id,
-                        f"a {span.operation} span needs it (trace {span.trace_id})")
-    return str(value)
+        raise CaseError(task_id, key, span.span_id, "not JSON") from exc
 
 
 class RunCollector:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from provrepair.loaders.otel import ERROR, RunCollector, Span
+from provrepair.loaders.otel import ERROR, RunCollector, Span, to_any_value
 from provrepair.provenance.errors import ConfigError, UserError
 from provrepair.provenance.store.base import GraphStore
 
@@ -42,7 +42,10 @@ def span_of(span: ReadableSpan) -> Span:
     trace_id, span_id = _ids(span)
     return Span(trace_id=trace_id, span_id=span_id,
                 start_ns=int(span.start_time or 0), attributes=dict(span.attributes or {}),
-                error=span.status.status_code == StatusCode.ERROR)
+                error=span.status.status_code == StatusCode.ERROR,
+                parent_id=format(span.parent.span_id, "016x") if span.parent else None,
+                links=tuple(format(link.context.span_id, "016x") for link in span.links),
+                error_text=span.status.description or "")
 
 
 class ProvrepairSpanExporter(SpanExporter):
@@ -108,23 +111,15 @@ def _otlp_span(span: ReadableSpan) -> dict[str, Any]:
         "traceId": trace_id, "spanId": span_id,
         "name": span.name, "startTimeUnixNano": str(span.start_time or 0),
         "endTimeUnixNano": str(span.end_time or 0),
-        "attributes": [{"key": k, "value": _any_value(v)} for k, v in (span.attributes or {}).items()],
-        "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0}}
+        "attributes": [{"key": k, "value": to_any_value(v)} for k, v in (span.attributes or {}).items()],
+        "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0,
+                   "message": span.status.description or ""}}
+    if span.links:
+        out["links"] = [{"traceId": format(link.context.trace_id, "032x"),
+                         "spanId": format(link.context.span_id, "016x")} for link in span.links]
     if span.parent is not None:
         out["parentSpanId"] = format(span.parent.span_id, "016x")
     return out
-
-
-def _any_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, (list, tuple)):
-        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
-    return {"stringValue": str(value)}
 
 
 @contextmanager

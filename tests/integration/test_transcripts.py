@@ -35,7 +35,10 @@ def test_conservative_dependencies_plan(cli: Cli, tmp_path: Path) -> None:
     case = json.loads(cli("show", "--task", TASK, "--json").stdout)
     answer = case["trace"][4]
     assert answer["step_type"] == "final_answer" and answer["sufficient_ids"] == []
-    assert {"m_price_b", "m_price_c", "s_004", "u_001"} <= set(answer["used_ids"])
+    # the transcript is the context: the previous output (which read the records and the
+    # question) and what came since (the tool result)
+    assert answer["used_ids"] == ["s_002", "s_004"]
+    assert set(case["trace"][1]["used_ids"]) == {"u_001", "s_001", "m_price_b", "m_price_c"}
 
 
 def test_explicit_evidence_narrows_the_plan(cli: Cli, tmp_path: Path) -> None:

@@ -45,7 +45,10 @@ def test_tool_results_read_from_the_next_inference_input() -> None:
     kinds = [(s.step_type, s.content) for s in case.trace]
     assert kinds == [("plan", "(tool calls)"), ("tool_action", 'get_price(store="StoreA")'),
                      ("tool_observation", '{"price": "$68.50"}'), ("final_answer", "$68.50")]
-    assert case.trace[3].used_ids == ["u_001", "s_001", "s_003"]
+    # the input re-sends the first output's whole context: the answer depends on that output
+    # and on what is new (the call and its result), the same reach as naming u_001 again
+    assert case.trace[3].used_ids == ["s_001", "s_002", "s_003"]
+    assert case.trace[0].used_ids == ["u_001"]
 
 
 def test_an_execute_tool_span_is_not_read_twice() -> None:
