@@ -105,6 +105,8 @@ class NodeLabel(StrEnum):
     EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
     REPAIR_RUN = "RepairRun"
     TASK_LOCK = "TaskLock"  # one per task key; outlives ingest's swap (provenance/lock.py)
+    # The live capture's journal of OTLP spans (loaders/otel_runs.py), apart from the graph
+    CAPTURE_SPAN = "CaptureSpan"
     # A run's dispositions as labels, for Neo4j Browser (cypher/browser/label_latest_run.cypher)
     FAULTY = "Faulty"
     SEED = "Seed"
