@@ -211,6 +211,8 @@ def tasks(as_json: bool) -> None:
         click.echo(f"{r['task_id']}  {r['domain']}  inputs={r['user_inputs']} "
                    f"memories={r['memories']} steps={r['steps']} "
                    f"repair_nodes={r['repair_nodes']}{state}")
+        for warning in r.get("warnings") or []:  # what the capture could not read
+            click.echo(f"  warning: {warning}")
 
 
 @click.command()
