@@ -134,18 +134,19 @@ def test_a_sub_agent_nests_in_its_parent_run(falkordb_store: GraphStore) -> None
     """The sub-agent's invoke_agent span (its own conversation id) ends before its parent's:
     nothing partial is stored, and its steps join the parent's task."""
     exporter = ProvrepairSpanExporter(falkordb_store)
-    with agent(exporter, ["P0199: StoreB $59.99", "Buy at StoreB."], batch=False) as (tracer, client):
-        with tracer.start_as_current_span("invoke_agent planner") as root:
-            root.set_attribute("gen_ai.operation.name", "invoke_agent")
-            root.set_attribute("gen_ai.conversation.id", CONV)
-            with tracer.start_as_current_span("invoke_agent researcher") as sub:
-                sub.set_attribute("gen_ai.operation.name", "invoke_agent")
-                sub.set_attribute("gen_ai.conversation.id", "researcher-7")
-                answer_with_memory(tracer, client, [], "Find P0199 prices", {}, "m_research",
-                                   "researcher-7")
-            assert exporter.stored == []  # the sub-agent ended; its parent's run goes on
-            answer_with_memory(tracer, client, [], "Where should I buy P0199?",
-                               {"m_research": "P0199: StoreB $59.99"}, "m_decision", CONV)
+    replies = ["P0199: StoreB $59.99", "Buy at StoreB."]
+    with agent(exporter, replies, batch=False) as (tracer, client), \
+            tracer.start_as_current_span("invoke_agent planner") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_agent")
+        root.set_attribute("gen_ai.conversation.id", CONV)
+        with tracer.start_as_current_span("invoke_agent researcher") as sub:
+            sub.set_attribute("gen_ai.operation.name", "invoke_agent")
+            sub.set_attribute("gen_ai.conversation.id", "researcher-7")
+            answer_with_memory(tracer, client, [], "Find P0199 prices", {}, "m_research",
+                               "researcher-7")
+        assert exporter.stored == []  # the sub-agent ended; its parent's run goes on
+        answer_with_memory(tracer, client, [], "Where should I buy P0199?",
+                           {"m_research": "P0199: StoreB $59.99"}, "m_decision", CONV)
     assert exporter.errors == [] and exporter.stored == [CONV]
     assert [t["task_id"] for t in list_tasks(falkordb_store)] == [CONV]
     case = read_case(falkordb_store, CONV)
