@@ -51,16 +51,25 @@ def normalize_document(raw: Any) -> Any:
     """An OTLP/JSON document with every dialect span's attributes mapped (a new document; one
     without dialect spans is returned as it is). Malformed documents pass through untouched
     for loaders/otel.py to refuse."""
-    spans = document_spans(raw)
-    if not any(_dialect(_decoded(s)) for s in spans):
-        return raw
-    doc = json.loads(json.dumps(raw))
-    for span in document_spans(doc):
-        attributes = _decoded(span)
-        if _dialect(attributes) is not None:
-            span["attributes"] = attributes_json(genai_attributes(attributes))
-    _link_tool_calls(document_spans(doc))
+    (doc,) = normalize_documents([raw])
     return doc
+
+
+def normalize_documents(documents: list[Any]) -> list[Any]:
+    """`normalize_document` over documents read together (the lines of a file, each an export
+    of a few spans): a tool span takes its call id from a model output in another line."""
+    if not any(_dialect(_decoded(s)) for raw in documents for s in document_spans(raw)):
+        return documents
+    out = []
+    for raw in documents:
+        doc = json.loads(json.dumps(raw))
+        for span in document_spans(doc):
+            attributes = _decoded(span)
+            if _dialect(attributes) is not None:
+                span["attributes"] = attributes_json(genai_attributes(attributes))
+        out.append(doc)
+    _link_tool_calls([span for doc in out for span in document_spans(doc)])
+    return out
 
 
 def _dialect(attributes: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
