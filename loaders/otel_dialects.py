@@ -222,9 +222,10 @@ def _record(record_id: Any, content: Any) -> dict[str, str]:
 
 
 def _link_tool_calls(spans: list[dict[str, Any]]) -> None:
-    """A tool span without a call id takes the latest earlier untaken call of its name in its
-    trace's model outputs (both dialects often record the id only on the model's side)."""
-    calls: dict[str, list[tuple[str, str]]] = defaultdict(list)  # trace → (name, id) made
+    """A tool span without a call id takes the first untaken call of its name in the latest
+    model output of its trace that has one (both dialects often record the id only on the
+    model's side); earlier outputs are searched only after later ones."""
+    outputs: dict[str, list[list[tuple[str, str]]]] = defaultdict(list)  # trace → calls made
     taken: set[tuple[str, str]] = set()
     for span in sorted(spans, key=_start):
         attributes = _decoded(span)
@@ -232,17 +233,20 @@ def _link_tool_calls(spans: list[dict[str, Any]]) -> None:
         if attributes.get("gen_ai.operation.name") == "execute_tool":
             call_id = attributes.get("gen_ai.tool.call.id")
             if call_id is None:
-                name = attributes.get("gen_ai.tool.name")
-                call_id = next((i for n, i in reversed(calls[trace])
+                name = str(attributes.get("gen_ai.tool.name"))
+                call_id = next((i for calls in reversed(outputs[trace]) for n, i in calls
                                 if n == name and (trace, i) not in taken), None)
                 if call_id is not None:
                     span["attributes"] = attributes_json(
                         {**attributes, "gen_ai.tool.call.id": call_id})
             if call_id is not None:
                 taken.add((trace, str(call_id)))
-        for message in _json_list(attributes.get("gen_ai.output.messages")):
-            calls[trace] += [(str(p.get("name")), str(p["id"])) for p in message.get("parts", [])
-                             if isinstance(p, dict) and p.get("type") == "tool_call" and "id" in p]
+        calls = [(str(p.get("name")), str(p["id"]))
+                 for message in _json_list(attributes.get("gen_ai.output.messages"))
+                 for p in message.get("parts", [])
+                 if isinstance(p, dict) and p.get("type") == "tool_call" and "id" in p]
+        if calls:
+            outputs[trace].append(calls)
 
 
 def _start(span: dict[str, Any]) -> int:
