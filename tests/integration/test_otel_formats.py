@@ -15,11 +15,13 @@ import openai
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Tracer
 
-from provrepair.loaders.otel_live import OtlpJsonFile
+from provrepair.loaders.otel_live import OtlpJsonFile, ProvrepairSpanExporter
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.store.base import GraphStore
 from tests import otel_agent
 from tests.conftest import Cli
 from tests.openai_double import ChatDouble
@@ -242,3 +244,16 @@ def test_a_dialect_tool_span_without_a_call_is_one_line(cli: Cli, tmp_path: Path
     assert format(context.trace_id, "032x") in done.stderr
     assert json.loads(cli("tasks", "--json").stdout) == []
 
+
+
+def test_an_openinference_agent_recorded_live(falkordb_store: GraphStore) -> None:
+    """The live exporter reads the dialect too: the AGENT span's session is the task."""
+    exporter = ProvrepairSpanExporter(falkordb_store)
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    openinference_run(provider.get_tracer("oi-agent"), "oi-live-1")
+    provider.shutdown()
+    assert exporter.errors == [] and exporter.stored == ["oi-live-1"]
+    case = read_case(falkordb_store, "oi-live-1")
+    assert [s.step_type for s in case.trace] == [
+        "memory_read", "plan", "tool_action", "tool_observation", "final_answer"]
