@@ -34,7 +34,7 @@ from typing import Any
 from provrepair.loaders.otel import INFERENCE, Span, otlp_spans, run_case
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
 from provrepair.loaders.otlp_json import document
-from provrepair.provenance.errors import CaseError, UserError
+from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
@@ -88,6 +88,7 @@ class LiveRuns:
         self.stored: list[str] = []
         self.errors: list[str] = []
         self.dropped_spans = 0
+        self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
         self._recover(self.clock() - int(recover_after_s * 1e9))
 
     # -- the stream ---------------------------------------------------------------------------
@@ -112,11 +113,13 @@ class LiveRuns:
         for trace_id in ended:
             self._resolve(trace_id)
         self._bound()
+        self._retry()
 
     def finish(self) -> None:
         """End of capture (shutdown, end of input): every open trace is resolved."""
         for trace_id in list(self.open):
             self._resolve(trace_id)
+        self._retry()
 
     # -- traces → runs ------------------------------------------------------------------------
 
@@ -131,12 +134,24 @@ class LiveRuns:
         self.done[trace_id] = key
         while len(self.done) > MAX_DONE_TRACES:
             del self.done[next(iter(self.done))]
+        self._try_store(key, trace_id, recovered)
+
+    def _try_store(self, key: str, trace_id: str, recovered: bool) -> None:
         try:
             self._store_run(key, trace_id, recovered)
+        except (TaskConflict, StoreUnavailable) as exc:  # a repair holds the task; the store
+            self.retry[trace_id] = (key, recovered)     # is away: stored again next flush
+            log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
+                        "export", trace_id, key, type(exc).__name__, exc)
         except UserError as exc:
             message = f"trace {trace_id} of run {key!r} not stored: {type(exc).__name__}: {exc}"
             self.errors.append(message)
             log.warning("%s (its spans stay in the capture journal)", message)
+
+    def _retry(self) -> None:
+        waiting, self.retry = self.retry, {}
+        for trace_id, (key, recovered) in waiting.items():
+            self._try_store(key, trace_id, recovered)
 
     def _store_run(self, key: str, trace_id: str, recovered: bool) -> None:
         tkey = task_key(key)

@@ -27,6 +27,7 @@ from opentelemetry.trace import Tracer
 from provrepair.loaders.otel_live import ProvrepairSpanExporter, memory_span
 from provrepair.loaders.otel_runs import LiveRuns
 from provrepair.provenance.ingest import list_tasks
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from tests import otel_agent
@@ -231,3 +232,19 @@ def test_deleting_the_task_deletes_its_journal(falkordb_store: GraphStore, cli: 
     case = read_case(falkordb_store, CONV)
     assert [u.content for u in case.session] == QUESTIONS  # the history the request carried
     assert {m.memory_id for m in case.memory_store} == {"m_answer_2"}
+
+
+def test_a_run_the_task_lock_holds_back_is_stored_at_the_next_export(
+        falkordb_store: GraphStore) -> None:
+    """A repair holds the task while a request ends: that trace is stored once the lock is
+    free (at the next export, here the shutdown), not lost."""
+    history: list[dict[str, Any]] = []
+    exporter = ProvrepairSpanExporter(falkordb_store)
+    with agent(exporter, ANSWERS, batch=False) as (tracer, client):
+        request(tracer, client, history, QUESTIONS[0], {}, "m_answer_1")
+        with task_lock(falkordb_store, CONV, new_owner_id("repair"), "repair"):
+            request(tracer, client, history, QUESTIONS[1], {}, "m_answer_2")
+            assert len(exporter.runs.retry) == 1
+            assert [u.content for u in read_case(falkordb_store, CONV).session] == QUESTIONS[:1]
+    assert exporter.errors == [] and exporter.runs.retry == {}
+    assert [u.content for u in read_case(falkordb_store, CONV).session] == QUESTIONS
