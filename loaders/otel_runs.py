@@ -47,6 +47,7 @@ DEFAULT_RECOVER_AFTER_S = 300.0
 MAX_DONE_TRACES = 10_000
 REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
+WARNINGS = "provrepair.warnings"  # the world key where a case says what its reading missed
 
 
 @dataclass
@@ -161,11 +162,13 @@ class LiveRuns:
         if recovered:
             warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
                             "(its root span never arrived): the run may be cut short")
+        case = with_warnings(case, warnings)
         ingest_case(self.store, case, replace=True)
         # assigned only once stored: a crash before this leaves the trace recoverable
         self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
                                                 "recovered": recovered})
-        self.store.run("set_task_warnings", {"task_key": tkey, "warnings": warnings})
+        self.store.run("set_task_warnings", {"task_key": tkey,
+                                             "warnings": case.world.get(WARNINGS, [])})
         for warning in warnings:
             log.warning("task %s: %s", key, warning)
         if key not in self.stored:
@@ -198,6 +201,16 @@ class LiveRuns:
                 genai_attributes(span.attributes))
         for trace_id in {row["trace_id"]: None for row in rows}:
             self._resolve(trace_id, recovered=True)
+
+
+def with_warnings(case: Case, warnings: list[str]) -> Case:
+    """The case with the capture's warnings added to those its reading gave (world key
+    `provrepair.warnings`, as the loaders write theirs): kept with the task and its hash."""
+    existing = list(case.world.get(WARNINGS, []))
+    merged = existing + [w for w in warnings if w not in existing]
+    if not merged:
+        return case
+    return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
 
 
 def _is_local_root(raw: dict[str, Any]) -> bool:

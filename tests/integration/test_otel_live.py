@@ -187,6 +187,7 @@ def test_a_run_without_message_content_is_stored_with_a_warning(
     assert any("message content was not captured on 2 of 2" in w for w in task["warnings"])
     assert any("1 tool result(s) whose call was not captured" in w for w in task["warnings"])
     case = read_case(falkordb_store, CONV)
+    assert case.world["provrepair.warnings"] == task["warnings"]  # with the case, and shown
     assert "m_best" in {m.memory_id for m in case.memory_store}
     assert [s.step_type for s in case.trace].count("memory_write") == 1
     listed = cli("tasks")
