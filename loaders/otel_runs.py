@@ -106,7 +106,7 @@ class LiveRuns:
                 self.open.setdefault(span.trace_id, OpenTrace()).note(attributes)
                 rows.append({"span_key": f"{span.trace_id}/{span.span_id}", "props": {
                     "trace_id": span.trace_id, "start_ns": span.start_ns, "written_ns": now,
-                    "span_json": json.dumps(raw, ensure_ascii=False, sort_keys=True)}})
+                    "span_json": json.dumps(raw, ensure_ascii=False)}})
             if _is_local_root(raw) or span.trace_id in self.done:
                 ended.append(span.trace_id)
         if rows:
