@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from provrepair.loaders.otlp_json import attributes_json, document_spans
+from provrepair.loaders.otlp_json import attributes_json, document_spans, span_attributes
 
 OPENINFERENCE_KIND = "openinference.span.kind"
 TRACELOOP_KIND = "traceloop.span.kind"
@@ -58,13 +58,13 @@ def normalize_document(raw: Any) -> Any:
 def normalize_documents(documents: list[Any]) -> list[Any]:
     """`normalize_document` over documents read together (the lines of a file, each an export
     of a few spans): a tool span takes its call id from a model output in another line."""
-    if not any(_dialect(_decoded(s)) for raw in documents for s in document_spans(raw)):
+    if not any(_dialect(span_attributes(s)) for raw in documents for s in document_spans(raw)):
         return documents
     out = []
     for raw in documents:
         doc = json.loads(json.dumps(raw))
         for span in document_spans(doc):
-            attributes = _decoded(span)
+            attributes = span_attributes(span)
             if _dialect(attributes) is not None:
                 span["attributes"] = attributes_json(genai_attributes(attributes))
         out.append(doc)
@@ -79,15 +79,6 @@ def _dialect(attributes: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str,
             k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attributes):
         return _openllmetry
     return None
-
-
-def _decoded(span: dict[str, Any]) -> dict[str, Any]:
-    from provrepair.loaders.otel import any_value  # the reader's decoding, exactly
-
-    try:
-        return {a["key"]: any_value(a["value"]) for a in span.get("attributes") or []}
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return {}  # left for loaders/otel.py to refuse, naming the span
 
 
 # -- OpenInference ----------------------------------------------------------------------------
@@ -228,7 +219,7 @@ def _link_tool_calls(spans: list[dict[str, Any]]) -> None:
     outputs: dict[str, list[list[tuple[str, str]]]] = defaultdict(list)  # trace → calls made
     taken: set[tuple[str, str]] = set()
     for span in sorted(spans, key=_start):
-        attributes = _decoded(span)
+        attributes = span_attributes(span)
         trace = str(span.get("traceId"))
         if attributes.get("gen_ai.operation.name") == "execute_tool":
             call_id = attributes.get("gen_ai.tool.call.id")

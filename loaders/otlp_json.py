@@ -1,4 +1,4 @@
-"""Python values → OTLP/JSON (the encoding loaders/otel.py reads): `AnyValue`s, attribute
+"""Python values ↔ OTLP/JSON (the encoding loaders/otel.py reads): `AnyValue`s, attribute
 lists, and a document around spans. Used where spans are made here rather than read: the live
 exporter's file and journal (loaders/otel_live.py, loaders/otel_runs.py), the protobuf
 converter and the dialect mapping (loaders/otlp_protobuf.py, loaders/otel_dialects.py)."""
@@ -24,6 +24,29 @@ def any_value_json(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     return {"stringValue": str(value)}
+
+
+def value_of(value: dict[str, Any]) -> Any:
+    """An OTLP/JSON AnyValue → a Python value: the decoding of loaders/otel.py `any_value`,
+    here for the modules that reader imports (it cannot be imported back)."""
+    for key, convert in _DECODERS:
+        if key in value:
+            return convert(value[key])
+    return None
+
+
+_DECODERS: tuple[tuple[str, Any], ...] = (
+    ("stringValue", lambda v: v), ("intValue", int), ("doubleValue", float), ("boolValue", bool),
+    ("arrayValue", lambda v: [value_of(x) for x in v.get("values", [])]),
+    ("kvlistValue", lambda v: {kv["key"]: value_of(kv["value"]) for kv in v.get("values", [])}))
+
+
+def span_attributes(span: dict[str, Any]) -> dict[str, Any]:
+    """An OTLP/JSON span's attributes, decoded ({} if malformed: the reader refuses it)."""
+    try:
+        return {a["key"]: value_of(a["value"]) for a in span.get("attributes") or []}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return {}
 
 
 def attributes_json(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -16,7 +16,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_documents
 from provrepair.loaders.otel_live import otlp_json
 from provrepair.loaders.otlp_files import otlp_documents
-from provrepair.loaders.otlp_json import attributes_json, document, document_spans
+from provrepair.loaders.otlp_json import (
+    any_value_json,
+    attributes_json,
+    document,
+    document_spans,
+    span_attributes,
+    value_of,
+)
 from provrepair.loaders.otlp_protobuf import is_protobuf_file
 
 
@@ -84,9 +91,7 @@ def _span(n: int, attributes: dict[str, Any], trace: str = "ab" * 16) -> dict[st
 
 
 def _tool_ids(documents: list[Any]) -> list[Any]:
-    from provrepair.loaders.otel import any_value
-
-    return [{a["key"]: any_value(a["value"]) for a in s["attributes"]}.get("gen_ai.tool.call.id")
+    return [span_attributes(s).get("gen_ai.tool.call.id")
             for d in documents for s in document_spans(d) if s["spanId"] != f"{1:016x}"]
 
 
@@ -137,6 +142,14 @@ def test_protobuf_reads_as_the_json_the_exporter_writes(tmp_path: Path) -> None:
     from_pb = [{k: s.get(k) for k in keys} for s in document_spans(doc)]
     from_json = [{k: s.get(k) for k in keys} for s in document_spans(otlp_json(spans))]
     assert from_pb == from_json
+
+
+def test_values_decode_as_the_reader_decodes_them() -> None:
+    from provrepair.loaders.otel import any_value
+
+    values = ["s", 7, 0.5, True, ["a", 1], {"k": [False]}]
+    assert [value_of(any_value_json(v)) for v in values] == values
+    assert [any_value(any_value_json(v)) for v in values] == values
 
 
 def test_protobuf_detection(tmp_path: Path) -> None:
