@@ -23,7 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.otel import ERROR, Span
-from provrepair.loaders.otel_runs import DEFAULT_MAX_UNCLAIMED_SPANS, LiveRuns
+from provrepair.loaders.otel_runs import (
+    DEFAULT_MAX_UNCLAIMED_SPANS,
+    DEFAULT_RECOVER_AFTER_S,
+    LiveRuns,
+)
 from provrepair.loaders.otlp_json import attributes_json, document
 from provrepair.provenance.errors import ConfigError, UserError
 from provrepair.provenance.store.base import GraphStore
@@ -56,8 +60,10 @@ class ProvrepairSpanExporter(SpanExporter):
     are kept in `errors` and logged, never raised into the agent. `dropped_spans` counts the
     GenAI spans dropped as outside any agent run."""
 
-    def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS):
-        self.runs = LiveRuns(store, max_unclaimed_spans=max_unclaimed_spans)
+    def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
+                 recover_after_s: float = DEFAULT_RECOVER_AFTER_S):
+        self.runs = LiveRuns(store, max_unclaimed_spans=max_unclaimed_spans,
+                             recover_after_s=recover_after_s)
         self._errors: list[str] = []
         self._lock = threading.Lock()
 

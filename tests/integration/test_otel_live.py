@@ -9,10 +9,12 @@ stored with a warning; a crash loses at most one flush."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
@@ -24,7 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.trace import Tracer
 
-from provrepair.loaders.otel_live import ProvrepairSpanExporter, memory_span
+from provrepair.loaders.otel_live import OtlpJsonFile, ProvrepairSpanExporter, memory_span
 from provrepair.loaders.otel_runs import LiveRuns
 from provrepair.provenance.ingest import list_tasks
 from provrepair.provenance.lock import new_owner_id, task_lock
@@ -249,3 +251,19 @@ def test_a_run_the_task_lock_holds_back_is_stored_at_the_next_export(
             assert [u.content for u in read_case(falkordb_store, CONV).session] == QUESTIONS[:1]
     assert exporter.errors == [] and exporter.runs.retry == {}
     assert [u.content for u in read_case(falkordb_store, CONV).session] == QUESTIONS
+
+
+def test_follow_reads_a_conversation_of_several_requests_as_one_task(cli: Cli,
+                                                                     tmp_path: Path) -> None:
+    """`ingest --from otel --follow`: the lines a file exporter wrote for two requests of one
+    conversation (two traces) are one task, as the live exporter makes it."""
+    path = tmp_path / "conversation.jsonl"
+    history: list[dict[str, Any]] = []
+    with agent(OtlpJsonFile(path), ANSWERS) as (tracer, client):
+        for n, question in enumerate(QUESTIONS, 1):
+            request(tracer, client, history, question, {}, f"m_answer_{n}")
+    done = cli("ingest", "--from", "otel", "--follow", "-", "--json", input=path.read_bytes())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"stored_tasks": [CONV]}
+    case = json.loads(cli("show", "--task", CONV, "--original", "--json").stdout)
+    assert [u["content"] for u in case["session"]] == QUESTIONS
