@@ -12,8 +12,9 @@ What it guarantees (README, "Recording your agent"):
   until the trace's root ends, and every span of the trace joins the outer run's task.
 - **Nothing is lost silently, and a crash loses at most one flush.** Each export's GenAI spans
   are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
-  else; a trace left open by a crash is recovered when a capture next starts (stored with a
-  warning on the task). A run whose inference spans carry no message content is stored without
+  else; a trace left open by a crash is recovered once its spans are older than
+  `recover_after_s` (at a capture's start, or a running capture's next export), and stored
+  with a warning on the task. A run whose inference spans carry no message content is stored without
   the model's claims, with a warning on the task; one that cannot be read at all is reported
   in `errors` and logged, its spans kept in the journal.
 - **Buffers are bounded.** Spans of traces not (yet) seen to belong to an agent run are kept
@@ -90,7 +91,9 @@ class LiveRuns:
         self.errors: list[str] = []
         self.dropped_spans = 0
         self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
-        self._recover(self.clock() - int(recover_after_s * 1e9))
+        self.recover_after_ns = int(recover_after_s * 1e9)
+        self.recovered_at = 0
+        self._recover()
 
     # -- the stream ---------------------------------------------------------------------------
 
@@ -115,6 +118,8 @@ class LiveRuns:
             self._resolve(trace_id)
         self._bound()
         self._retry()
+        if now - self.recovered_at >= self.recover_after_ns:
+            self._recover()  # a process that crashed since this one started
 
     def finish(self) -> None:
         """End of capture (shutdown, end of input): every open trace is resolved."""
@@ -191,9 +196,15 @@ class LiveRuns:
         log.warning("dropped %d GenAI span(s) of trace %s: %s (%d dropped so far)",
                     spans, trace_id, why, self.dropped_spans)
 
-    def _recover(self, written_before: int) -> None:
-        """Traces a crashed capture left open: resolved now, each run stored with a warning."""
-        rows = self.store.run("list_unassigned_capture", {"written_before": written_before})
+    def _recover(self) -> None:
+        """Traces a crashed capture left open (journaled more than `recover_after_s` ago, not
+        open here): resolved now, each run stored with a warning. At start, then at most once
+        per `recover_after_s`."""
+        self.recovered_at = self.clock()
+        rows = [row for row in self.store.run(
+                    "list_unassigned_capture",
+                    {"written_before": self.recovered_at - self.recover_after_ns})
+                if row["trace_id"] not in self.open]
         for row in rows:
             raw = json.loads(row["span_json"])
             (span,) = otlp_spans(document([raw]), "capture journal")
@@ -221,7 +232,7 @@ def _is_local_root(raw: dict[str, Any]) -> bool:
 
 
 def run_from_journal(key: str, span_json: Iterable[str], *,
-                     recovered: Iterable[bool] = ()) -> tuple[Case, list[str]]:
+                     recovered: Sequence[bool] = ()) -> tuple[Case, list[str]]:
     """Journaled OTLP/JSON spans of one run → its case and the warnings for its task. Every span
     joins the run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
     doc = normalize_document(document([json.loads(s) for s in span_json]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -197,13 +198,16 @@ def test_a_run_without_message_content_is_stored_with_a_warning(
 
 
 def test_a_crash_loses_at_most_the_unexported_flush(falkordb_store: GraphStore) -> None:
-    """Spans exported before a crash are in the journal; the next capture recovers the open
-    run and stores it, saying so on the task."""
+    """Spans exported before a crash are in the journal. A capture that starts while they are
+    fresh leaves them (their process may be alive); once they are older than recover_after_s,
+    a running capture's next export recovers the open run and stores it, saying so."""
+    now = [time.time_ns()]
+    survivor = LiveRuns(falkordb_store, recover_after_s=60, clock=lambda: now[0])
     crashed = ProvrepairSpanExporter(falkordb_store)
     provider = TracerProvider(shutdown_on_exit=False)  # the process dies: no shutdown
     provider.add_span_processor(SimpleSpanProcessor(crashed))
     tracer = provider.get_tracer("crashing-agent")
-    root = tracer.start_span("invoke_agent shopper")  # never ends: the process dies
+    root = tracer.start_span("invoke_agent shopper")  # never ends
     root.set_attribute("gen_ai.operation.name", "invoke_agent")
     root.set_attribute("gen_ai.conversation.id", CONV)
     with trace.use_span(root, end_on_exit=False):
@@ -214,8 +218,10 @@ def test_a_crash_loses_at_most_the_unexported_flush(falkordb_store: GraphStore) 
                          records=[{"id": "m2", "content": "y"}], conversation_id=CONV):
             pass
     assert crashed.stored == []  # the run never ended; no shutdown either
-    restarted = LiveRuns(falkordb_store, recover_after_s=0)
-    assert restarted.stored == [CONV] and restarted.errors == []
+    assert LiveRuns(falkordb_store, recover_after_s=60).stored == []  # too fresh to take
+    now[0] += 61 * 10**9
+    survivor.add([])  # its next export
+    assert survivor.stored == [CONV] and survivor.errors == []
     case = read_case(falkordb_store, CONV)
     assert {m.memory_id for m in case.memory_store} == {"m1", "m2"}
     (task,) = list_tasks(falkordb_store)
