@@ -26,7 +26,7 @@ from provrepair.provenance.errors import InputError
               type=click.Choice(["case", "openai-messages", "otel"]), default="case",
               show_default=True,
               help="Input format: provrepair cases, OpenAI-style chat transcripts (with an "
-                   "optional memory log), or OpenTelemetry GenAI traces (OTLP/JSON); see the "
+                   "optional memory log), or OpenTelemetry GenAI traces (OTLP/JSON or protobuf); see the "
                    "README, \"Recording your agent\".")
 @click.option("--follow", "follow", metavar="FILE|-",
               help="Consume a JSONL event stream (live recording) instead of case files.")
@@ -128,16 +128,19 @@ def _prune(task_id: str | None, as_json: bool) -> None:
 
 
 def _follow_otel(source: str, idle_timeout: float | None, as_json: bool) -> None:
-    """OTLP/JSON lines as a file exporter writes them: each agent run is stored when its
-    `invoke_agent` span arrives; runs still open are stored at the end of the input (stdin's
-    end, --idle-timeout, or Ctrl-C)."""
+    """OTLP/JSON lines as a file exporter writes them, captured as the live exporter does
+    (loaders/otel_runs.py): each line journaled, a conversation's task stored again as each of
+    its traces ends; runs still open are stored at the end of the input (stdin's end,
+    --idle-timeout, or Ctrl-C)."""
     from provrepair.loaders.case_files import iter_lines
     from provrepair.loaders.events import decode_event, tail_lines
-    from provrepair.loaders.otel import RunCollector, otlp_spans
+    from provrepair.loaders.otel import otlp_spans
+    from provrepair.loaders.otel_runs import LiveRuns
+    from provrepair.loaders.otlp_json import document_spans
 
     _require_file(source)
     with store() as st, contextlib.ExitStack() as stack:
-        collector = RunCollector(st)
+        collector = LiveRuns(st)
         lines: Iterable[bytes]
         if source == "-":
             lines = iter_lines(sys.stdin.buffer, "<stdin>")
@@ -149,8 +152,9 @@ def _follow_otel(source: str, idle_timeout: float | None, as_json: bool) -> None
             for n, line in enumerate(lines, 1):
                 if line.strip():
                     where = f"{source}:{n}"
-                    for span in otlp_spans(decode_event(line, where), where):
-                        collector.add(span)
+                    raw = decode_event(line, where)
+                    otlp_spans(raw, where)  # the document's shape, checked as a file's is
+                    collector.add(document_spans(raw), where)
         collector.finish()
     if as_json:
         emit_json({"stored_tasks": collector.stored})
@@ -210,6 +214,8 @@ def tasks(as_json: bool) -> None:
         click.echo(f"{r['task_id']}  {r['domain']}  inputs={r['user_inputs']} "
                    f"memories={r['memories']} steps={r['steps']} "
                    f"repair_nodes={r['repair_nodes']}{state}")
+        for warning in r.get("warnings") or []:  # what the capture could not read
+            click.echo(f"  warning: {warning}")
 
 
 @click.command()

@@ -40,7 +40,6 @@ from provrepair.loaders.agent_run import (
     ToolCall,
     ToolResult,
 )
-from provrepair.loaders.case_files import read_json_records
 from provrepair.provenance.errors import CaseError, InputError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
@@ -79,7 +78,11 @@ class Span:
 
 
 def load_otlp(paths: list[Path]) -> list[Case]:
-    spans = [span for path in paths for where, raw in read_json_records(path)
+    # Hook (issue 28, input formats): JSON or protobuf files, OpenInference / OpenLLMetry
+    # attributes mapped to GenAI, all as OTLP/JSON documents: loaders/otlp_files.py.
+    from provrepair.loaders.otlp_files import otlp_documents
+
+    spans = [span for path in paths for where, raw in otlp_documents(path)
              for span in otlp_spans(raw, where)]
     return cases_from_spans(spans)
 

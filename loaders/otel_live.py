@@ -4,25 +4,35 @@
     provider.add_span_processor(BatchSpanProcessor(ProvrepairSpanExporter(open_store())))
 
 The SDK's BatchSpanProcessor calls `export` from its own worker thread, so the agent's thread
-only enqueues ended spans. Spans are buffered per agent run (loaders/otel.py); when the run's
-`invoke_agent` span ends, the run becomes a case and is stored (replacing an earlier capture
-of the same run). A run whose root never ends is stored at `shutdown()`. `OtlpJsonFile`
-writes the same spans as OTLP/JSON lines for `provrepair ingest --from otel`, and
-`memory_span` emits the memory-operation spans for a memory library without instrumentation.
+only enqueues ended spans. Each export is journaled in the store at once and each agent run is
+kept whole, one task per conversation across traces and requests, sub-agents inside their
+parent (loaders/otel_runs.py says how, and what happens to spans outside any run). `shutdown()`
+stores the runs still open. `OtlpJsonFile` writes the same spans as OTLP/JSON lines for
+`provrepair ingest --from otel`, and `memory_span` emits the memory-operation spans for a
+memory library without instrumentation.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from provrepair.loaders.otel import ERROR, RunCollector, Span, to_any_value
+from provrepair.loaders.otel import ERROR, Span
+from provrepair.loaders.otel_runs import (
+    DEFAULT_MAX_UNCLAIMED_SPANS,
+    DEFAULT_RECOVER_AFTER_S,
+    LiveRuns,
+)
+from provrepair.loaders.otlp_json import attributes_json, document
 from provrepair.provenance.errors import ConfigError, UserError
 from provrepair.provenance.store.base import GraphStore
+
+log = logging.getLogger("provrepair.capture")
 
 try:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -49,29 +59,36 @@ def span_of(span: ReadableSpan) -> Span:
 
 
 class ProvrepairSpanExporter(SpanExporter):
-    """Stores each finished agent run as a case (loaders/otel.py RunCollector); failures are
-    kept in `errors`, never raised into the agent."""
+    """Journals every export and stores each agent run whole (loaders/otel_runs.py); failures
+    are kept in `errors` and logged, never raised into the agent. `dropped_spans` counts the
+    GenAI spans dropped as outside any agent run."""
 
-    def __init__(self, store: GraphStore):
-        self.collector = RunCollector(store)
-        self.errors: list[str] = []
+    def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
+                 recover_after_s: float = DEFAULT_RECOVER_AFTER_S):
+        self.runs = LiveRuns(store, max_unclaimed_spans=max_unclaimed_spans,
+                             recover_after_s=recover_after_s)
+        self._errors: list[str] = []
         self._lock = threading.Lock()
 
     @property
     def stored(self) -> list[str]:
-        return self.collector.stored
+        return self.runs.stored
+
+    @property
+    def errors(self) -> list[str]:
+        return [*self._errors, *self.runs.errors]
+
+    @property
+    def dropped_spans(self) -> int:
+        return self.runs.dropped_spans
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        def collect() -> None:
-            for span in spans:
-                self.collector.add(span_of(span))
-
         with self._lock:
-            return self._guarded(collect)
+            return self._guarded(lambda: self.runs.add([otlp_span(s) for s in spans]))
 
     def shutdown(self) -> None:
         with self._lock:
-            self._guarded(self.collector.finish)
+            self._guarded(self.runs.finish)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
@@ -80,7 +97,8 @@ class ProvrepairSpanExporter(SpanExporter):
         try:
             work()
         except UserError as exc:
-            self.errors.append(f"{type(exc).__name__}: {exc}")
+            self._errors.append(f"{type(exc).__name__}: {exc}")
+            log.warning("provrepair capture: %s: %s", type(exc).__name__, exc)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
@@ -101,24 +119,28 @@ class OtlpJsonFile(SpanExporter):
 
 
 def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [
-        {"scope": {"name": "provrepair"}, "spans": [_otlp_span(s) for s in spans]}]}]}
+    return document([otlp_span(s) for s in spans])
 
 
-def _otlp_span(span: ReadableSpan) -> dict[str, Any]:
+def otlp_span(span: ReadableSpan) -> dict[str, Any]:
+    """An SDK span → OTLP/JSON: parent (with the remote flag), links and status message too."""
     trace_id, span_id = _ids(span)
     out: dict[str, Any] = {
         "traceId": trace_id, "spanId": span_id,
         "name": span.name, "startTimeUnixNano": str(span.start_time or 0),
         "endTimeUnixNano": str(span.end_time or 0),
-        "attributes": [{"key": k, "value": to_any_value(v)} for k, v in (span.attributes or {}).items()],
-        "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0,
-                   "message": span.status.description or ""}}
-    if span.links:
-        out["links"] = [{"traceId": format(link.context.trace_id, "032x"),
-                         "spanId": format(link.context.span_id, "016x")} for link in span.links]
+        "attributes": attributes_json(dict(span.attributes or {})),
+        "status": {"code": ERROR if span.status.status_code == StatusCode.ERROR else 0}}
+    if span.status.description:
+        out["status"]["message"] = span.status.description
     if span.parent is not None:
         out["parentSpanId"] = format(span.parent.span_id, "016x")
+        out["flags"] = 0x100 | (0x200 if span.parent.is_remote else 0)
+    if span.links:
+        out["links"] = [{"traceId": format(link.context.trace_id, "032x"),
+                         "spanId": format(link.context.span_id, "016x"),
+                         "attributes": attributes_json(dict(link.attributes or {}))}
+                        for link in span.links]
     return out
 
 

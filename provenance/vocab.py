@@ -108,6 +108,8 @@ class NodeLabel(StrEnum):
     EVAL_RECORD = "EvalRecord"  # lives in the evaluation vault, never in the planner's graph
     REPAIR_RUN = "RepairRun"
     TASK_LOCK = "TaskLock"  # one per task key; outlives ingest's swap (provenance/lock.py)
+    # The live capture's journal of OTLP spans (loaders/otel_runs.py), apart from the graph
+    CAPTURE_SPAN = "CaptureSpan"
     # A run's dispositions as labels, for Neo4j Browser (cypher/browser/label_latest_run.cypher)
     FAULTY = "Faulty"
     SEED = "Seed"
@@ -154,8 +156,12 @@ class RunMark(StrEnum):
 # The task lock's properties (:TaskLock, cypher/locks/*.cypher): who holds the task's writes.
 LOCK_PROPERTIES = ("holder", "holder_pid", "holder_host", "holder_at", "purpose", "lock_probe")
 
+# The live capture's journal (:CaptureSpan, cypher/capture/*.cypher; loaders/otel_runs.py).
+CAPTURE_PROPERTIES = ("span_key", "trace_id", "start_ns", "written_ns", "span_json", "recovered",
+                      "warnings")
+
 # Property keys the queries may use (fed to the linter so typos are caught).
-PROPERTY_KEYS = sorted({*LOCK_PROPERTIES,
+PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES,
     "uid", "task_key", "task_id", "id", "kind", "position", "ts", "turn", "content", "timestamp",
     "source", "last_modified_by", "created_at", "last_modified_at", "derived_from",
     "supersedes", "trust_score", "status", "fact_key", "fact_value", "entity_id",

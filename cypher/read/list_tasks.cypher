@@ -10,6 +10,7 @@ WHERE t.task_key STARTS WITH $live_prefix
 OPTIONAL MATCH (n:Node {task_key: t.task_key})
 WITH t, n, n.origin_run IS NULL AS recorded
 RETURN t.task_id AS task_id, t.domain AS domain, t.complete AS complete,
+       coalesce(t.warnings, []) AS warnings,
        count(CASE WHEN recorded AND n.kind = 'user_input' THEN 1 END) AS user_inputs,
        count(CASE WHEN recorded AND n.kind = 'memory' THEN 1 END) AS memories,
        count(CASE WHEN recorded AND n.kind = 'step' THEN 1 END) AS steps,

@@ -1,0 +1,279 @@
+"""Agent runs captured live from a stream of OTLP spans, kept whole: the core of the live
+exporter (loaders/otel_live.py) and of `ingest --from otel --follow`.
+
+What it guarantees (README, "Recording your agent"):
+- **A conversation is one task, across traces and requests.** A run is keyed by its
+  conversation (`gen_ai.conversation.id`, or the dialect's session id): the one its outermost
+  `invoke_agent` span carries, else one any span of the trace carries, else `trace-<id>` for a
+  trace with an agent span. When a trace ends (its local root span arrives), the task is derived
+  again from *every* journaled span of the conversation, so a later trace extends the task and
+  never replaces it, whichever process served the earlier request.
+- **Sub-agents nest.** An `invoke_agent` span inside another one ends first; nothing is stored
+  until the trace's root ends, and every span of the trace joins the outer run's task.
+- **Nothing is lost silently, and a crash loses at most one flush.** Each export's GenAI spans
+  are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
+  else; a trace left open by a crash is recovered once its spans are older than
+  `recover_after_s` (at a capture's start, or a running capture's next export), and stored
+  with a warning on the task. A run whose inference spans carry no message content is stored without
+  the model's claims, with a warning on the task; one that cannot be read at all is reported
+  in `errors` and logged, its spans kept in the journal.
+- **Buffers are bounded.** Spans of traces not (yet) seen to belong to an agent run are kept
+  up to `max_unclaimed_spans`; past it, the oldest such trace is dropped, counted in
+  `dropped_spans` and logged. A trace whose root ends without any agent span is dropped the
+  same way: inference spans outside a run are not tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from provrepair.loaders.otel import INFERENCE, Span, otlp_spans, run_case
+from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
+from provrepair.loaders.otlp_json import document
+from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
+
+log = logging.getLogger("provrepair.capture")
+
+DEFAULT_MAX_UNCLAIMED_SPANS = 2_000
+DEFAULT_RECOVER_AFTER_S = 300.0
+MAX_DONE_TRACES = 10_000
+REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
+CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
+WARNINGS = "provrepair.warnings"  # the world key where a case says what its reading missed
+
+
+@dataclass
+class OpenTrace:
+    """What the journal's spans of a trace not yet ended say about its run."""
+
+    spans: int = 0
+    agent: bool = False
+    agent_conversation: str | None = None  # of the last-ended (outermost) invoke_agent
+    conversation: str | None = None        # the first any span carried
+
+    def note(self, attributes: dict[str, Any]) -> None:
+        self.spans += 1
+        conversation = attributes.get("gen_ai.conversation.id")
+        conversation = str(conversation) if conversation else None
+        if attributes.get("gen_ai.operation.name") == "invoke_agent":
+            self.agent = True
+            # parents end after their children: the last agent span to end is the outermost
+            self.agent_conversation = conversation or self.agent_conversation
+        self.conversation = self.conversation or conversation
+
+    def run_key(self, trace_id: str) -> str | None:
+        if self.agent_conversation or self.conversation:
+            return self.agent_conversation or self.conversation
+        return f"trace-{trace_id}" if self.agent else None
+
+
+class LiveRuns:
+    """Spans as they are exported → the journal → one task per conversation; see the module
+    docstring. Not thread-safe: the exporter serializes calls."""
+
+    def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
+                 recover_after_s: float = DEFAULT_RECOVER_AFTER_S,
+                 clock: Callable[[], int] = time.time_ns):
+        self.store, self.clock = store, clock
+        self.max_unclaimed_spans = max_unclaimed_spans
+        self.open: dict[str, OpenTrace] = {}  # insertion order: the oldest first
+        self.done: dict[str, str] = {}  # ended trace → its run: a span that ends late joins it
+        self.stored: list[str] = []
+        self.errors: list[str] = []
+        self.dropped_spans = 0
+        self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
+        self.recover_after_ns = int(recover_after_s * 1e9)
+        self.recovered_at = 0
+        self._recover()
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def add(self, spans: Sequence[dict[str, Any]], where: str = "export") -> None:
+        """One flush of OTLP/JSON span objects: journaled (one statement), then every trace
+        whose local root arrived is resolved. A malformed span raises InputError naming it,
+        before anything is written."""
+        parsed = otlp_spans(document(list(spans)), where)  # checks ids and times
+        now, rows, ended = self.clock(), [], []
+        for raw, span in zip(spans, parsed, strict=True):
+            attributes = genai_attributes(span.attributes)
+            if attributes.get("gen_ai.operation.name") is not None:
+                self.open.setdefault(span.trace_id, OpenTrace()).note(attributes)
+                rows.append({"span_key": f"{span.trace_id}/{span.span_id}", "props": {
+                    "trace_id": span.trace_id, "start_ns": span.start_ns, "written_ns": now,
+                    "span_json": json.dumps(raw, ensure_ascii=False)}})
+            if _is_local_root(raw) or span.trace_id in self.done:
+                ended.append(span.trace_id)
+        if rows:
+            self.store.run("append_capture_spans", {"rows": rows})
+        for trace_id in ended:
+            self._resolve(trace_id)
+        self._bound()
+        self._retry()
+        if now - self.recovered_at >= self.recover_after_ns:
+            self._recover()  # a process that crashed since this one started
+
+    def finish(self) -> None:
+        """End of capture (shutdown, end of input): every open trace is resolved."""
+        for trace_id in list(self.open):
+            self._resolve(trace_id)
+        self._retry()
+
+    # -- traces → runs ------------------------------------------------------------------------
+
+    def _resolve(self, trace_id: str, *, recovered: bool = False) -> None:
+        trace = self.open.pop(trace_id, None)
+        if trace is None:
+            return  # a root without GenAI spans (an HTTP server span…), or resolved already
+        key = trace.run_key(trace_id) or self.done.get(trace_id)
+        if key is None:
+            self._drop(trace_id, trace.spans, "its root span ended outside any agent run")
+            return
+        self.done[trace_id] = key
+        while len(self.done) > MAX_DONE_TRACES:
+            del self.done[next(iter(self.done))]
+        self._try_store(key, trace_id, recovered)
+
+    def _try_store(self, key: str, trace_id: str, recovered: bool) -> None:
+        try:
+            self._store_run(key, trace_id, recovered)
+        except (TaskConflict, StoreUnavailable) as exc:  # a repair holds the task; the store
+            self.retry[trace_id] = (key, recovered)     # is away: stored again next flush
+            log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
+                        "export", trace_id, key, type(exc).__name__, exc)
+        except UserError as exc:
+            message = f"trace {trace_id} of run {key!r} not stored: {type(exc).__name__}: {exc}"
+            self.errors.append(message)
+            log.warning("%s (its spans stay in the capture journal)", message)
+
+    def _retry(self) -> None:
+        waiting, self.retry = self.retry, {}
+        for trace_id, (key, recovered) in waiting.items():
+            self._try_store(key, trace_id, recovered)
+
+    def _store_run(self, key: str, trace_id: str, recovered: bool) -> None:
+        tkey = task_key(key)
+        rows = self.store.run("list_capture_run", {"task_key": tkey, "trace_id": trace_id})
+        case, warnings = run_from_journal(key, [r["span_json"] for r in rows],
+                                          recovered=[bool(r["recovered"]) for r in rows])
+        if recovered:
+            warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
+                            "(its root span never arrived): the run may be cut short")
+        case = with_warnings(case, warnings)
+        ingest_case(self.store, case, replace=True)
+        # assigned only once stored: a crash before this leaves the trace recoverable
+        self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
+                                                "recovered": recovered})
+        self.store.run("set_task_warnings", {"task_key": tkey,
+                                             "warnings": case.world.get(WARNINGS, [])})
+        for warning in warnings:
+            log.warning("task %s: %s", key, warning)
+        if key not in self.stored:
+            self.stored.append(key)
+
+    def _bound(self) -> None:
+        unclaimed = [(t, o.spans) for t, o in self.open.items() if o.run_key(t) is None]
+        total = sum(n for _, n in unclaimed)
+        for trace_id, spans in unclaimed:
+            if total <= self.max_unclaimed_spans:
+                return
+            del self.open[trace_id]
+            self._drop(trace_id, spans, f"more than {self.max_unclaimed_spans} spans outside "
+                                        "any agent run were waiting (max_unclaimed_spans)")
+            total -= spans
+
+    def _drop(self, trace_id: str, spans: int, why: str) -> None:
+        self.store.run("delete_capture_trace", {"trace_id": trace_id})
+        self.dropped_spans += spans
+        log.warning("dropped %d GenAI span(s) of trace %s: %s (%d dropped so far)",
+                    spans, trace_id, why, self.dropped_spans)
+
+    def _recover(self) -> None:
+        """Traces a crashed capture left open (journaled more than `recover_after_s` ago, not
+        open here): resolved now, each run stored with a warning. At start, then at most once
+        per `recover_after_s`."""
+        self.recovered_at = self.clock()
+        rows = [row for row in self.store.run(
+                    "list_unassigned_capture",
+                    {"written_before": self.recovered_at - self.recover_after_ns})
+                if row["trace_id"] not in self.open]
+        for row in rows:
+            raw = json.loads(row["span_json"])
+            (span,) = otlp_spans(document([raw]), "capture journal")
+            self.open.setdefault(row["trace_id"], OpenTrace()).note(
+                genai_attributes(span.attributes))
+        for trace_id in {row["trace_id"]: None for row in rows}:
+            self._resolve(trace_id, recovered=True)
+
+
+def with_warnings(case: Case, warnings: list[str]) -> Case:
+    """The case with the capture's warnings added to those its reading gave (world key
+    `provrepair.warnings`, as the loaders write theirs): kept with the task and its hash."""
+    existing = list(case.world.get(WARNINGS, []))
+    merged = existing + [w for w in warnings if w not in existing]
+    if not merged:
+        return case
+    return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
+
+
+def _is_local_root(raw: dict[str, Any]) -> bool:
+    """No parent, or a parent in another process (OTLP span flags: parent is remote)."""
+    flags = raw.get("flags")
+    remote = isinstance(flags, int) and flags & REMOTE_PARENT == REMOTE_PARENT
+    return not raw.get("parentSpanId") or remote
+
+
+def run_from_journal(key: str, span_json: Iterable[str], *,
+                     recovered: Sequence[bool] = ()) -> tuple[Case, list[str]]:
+    """Journaled OTLP/JSON spans of one run → its case and the warnings for its task. Every span
+    joins the run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+    doc = normalize_document(document([json.loads(s) for s in span_json]))
+    spans = sorted(otlp_spans(doc, f"capture journal of {key}"),
+                   key=lambda s: (s.start_ns, s.span_id))
+    warnings = ([f"{sum(recovered)} span(s) recovered after an interrupted capture"]
+                if any(recovered) else [])
+    blind = [s for s in spans if s.operation in INFERENCE
+             and not any(s.attributes.get(k) for k in CONTENT)]
+    if blind:
+        inference = sum(1 for s in spans if s.operation in INFERENCE)
+        warnings.append(
+            f"message content was not captured on {len(blind)} of {inference} inference "
+            "span(s) (e.g. span " f"{blind[0].span_id}): those steps are stored without the "
+            "model's text, tool calls or claims; turn content capture on "
+            "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
+    try:
+        return run_case(key, spans), warnings
+    except CaseError:
+        if not blind:
+            raise
+    # Without content the tool calls are unknown: a tool result then answers no recorded
+    # call. Kept out, and said so, rather than losing the run.
+    called = _captured_call_ids(spans)
+    orphans = [s for s in spans if s.operation == "execute_tool"
+               and str(s.attributes.get("gen_ai.tool.call.id")) not in called]
+    warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
+                    f"out (e.g. span {orphans[0].span_id})" if orphans else
+                    "the run could not be read in full")
+    return run_case(key, [s for s in spans if s not in orphans]), warnings
+
+
+def _captured_call_ids(spans: list[Span]) -> set[str]:
+    ids: set[str] = set()
+    for span in spans:
+        raw = span.attributes.get("gen_ai.output.messages")
+        try:
+            messages = json.loads(raw) if isinstance(raw, str) else []
+        except json.JSONDecodeError:
+            continue
+        ids.update(str(p.get("id")) for m in messages if isinstance(m, dict)
+                   for p in m.get("parts", []) if isinstance(p, dict)
+                   and p.get("type") == "tool_call")
+    return ids
