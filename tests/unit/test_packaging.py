@@ -6,6 +6,7 @@ dev install, nothing is downloaded), then reads the archive.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -66,3 +67,28 @@ def test_license_is_spdx_and_shipped(wheel: zipfile.ZipFile) -> None:
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel.namelist())
     entry = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     assert "provrepair = provrepair.cli:main" in wheel.read(entry[0]).decode()
+
+
+def test_the_readme_install_from_a_wheel_runs(wheel: zipfile.ZipFile, tmp_path: Path) -> None:
+    """README "Installing": the wheel, installed on its own (here into a target folder; its
+    dependencies come from this environment), runs and finds its bundled examples there."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "pip wheel --no-deps -w dist ." in readme
+    assert "pip install dist/provrepair-0.1.0-py3-none-any.whl" in readme
+    assert wheel.filename is not None and Path(wheel.filename).name == "provrepair-0.1.0-py3-none-any.whl"
+    target = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
+                           "--target", str(target), wheel.filename],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe = ("import json, provrepair, provrepair.cli, sys; print(provrepair.__file__)")
+    env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
+    where = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=60)
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert Path(where.stdout.strip()).is_relative_to(target)
+    listing = subprocess.run([sys.executable, "-m", "provrepair.cli", "examples", "--json"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert listing.returncode == 0, listing.stderr[-2000:]
+    paths = [Path(row["path"]) for row in json.loads(listing.stdout)]
+    assert paths and all(p.is_relative_to(target) and p.is_file() for p in paths)
