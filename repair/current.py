@@ -10,7 +10,7 @@ from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.rows import record_from_props
 from provrepair.provenance.store.base import GraphStore
 
-_REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run")
+_REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run", "status_recorded")
 
 
 def current_memories(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
