@@ -14,11 +14,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
-    SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
 )
