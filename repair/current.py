@@ -21,7 +21,8 @@ def current_memories(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
     memories = [r["props"] for r in rows if r["props"].get("kind") == "memory"
                 and (r["props"].get("origin_run") is None or r["props"].get("committed"))]
     memories.sort(key=lambda p: (p.get("origin_run") is not None, p["position"]))
-    return [{"memory_id": p["id"], "content": p.get("content", ""), "status": p["status"],
+    return [{"memory_id": p["id"], "agent_id": p.get("record_id") or p["id"],
+             "content": p.get("content", ""), "status": p["status"],
              "supersedes": p.get("supersedes"), "written_by_run": p.get("origin_run"),
              "changed_by": p.get("origin_run") or p.get("status_run"), "why": _why(p)}
             for p in memories]

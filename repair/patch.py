@@ -32,7 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
@@ -50,6 +58,11 @@ class _Operation(BaseModel):
 
     memory_id: str = Field(min_length=1, description="the id in the agent's memory store")
     reason: str = ""
+
+    @model_serializer(mode="wrap")
+    def _op_first(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {"op": data.pop("op"), **data} if isinstance(data, dict) else data
 
 
 class DeleteOp(_Operation):
@@ -97,6 +110,14 @@ class MemoryPatch(BaseModel):
     kept: list[str] = Field(default_factory=list,
                             description="active records the patch leaves as they are")
     operations: list[PatchOperation]
+
+    @model_validator(mode="after")
+    def _one_operation_per_record(self) -> MemoryPatch:
+        ids = [op.memory_id for op in self.operations]
+        twice = sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & set(self.kept)))
+        if twice:
+            raise ValueError(f"more than one operation (or kept and changed) for {twice[0]!r}")
+        return self
 
 
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:

@@ -64,13 +64,31 @@ class ApplyResult:
 
 
 def apply_patch(patch: MemoryPatch, store: MemoryStore) -> ApplyResult:
-    """Apply `patch` to `store` atomically (see the module docstring)."""
-    with store.transaction():
-        snapshot = {i: (store.get(i), store.quarantined(i)) for i in read_ids(patch)}
-        pending = plan_apply(patch, snapshot)
-        for op in pending:
-            write(op, store)
+    """Apply `patch` to `store` atomically (see the module docstring). A store that cannot be
+    read or written (a read-only file, a database error) is `TargetMismatch`, one line."""
+    try:
+        with store.transaction():
+            snapshot = {i: (store.get(i), store.quarantined(i)) for i in read_ids(patch)}
+            pending = plan_apply(patch, snapshot)
+            for op in pending:
+                write(op, store)
+    except _store_errors() as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TargetMismatch(f"the memory store cannot take the patch ({type(exc).__name__}: "
+                             f"{reason}); nothing written") from exc
     return result_of(patch, pending)
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    """The errors of the stores' own drivers (a library error never reaches the user raw)."""
+    import sqlite3
+
+    errors: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
+    try:
+        import psycopg
+    except ImportError:
+        return errors
+    return (*errors, psycopg.Error)
 
 
 async def apply_patch_async(patch: MemoryPatch, store: Any) -> ApplyResult:
