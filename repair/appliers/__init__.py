@@ -22,7 +22,8 @@ collection the agent does not search.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+import importlib
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -84,11 +85,10 @@ def _store_errors() -> tuple[type[Exception], ...]:
     import sqlite3
 
     errors: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
-    try:
-        import psycopg
-    except ImportError:
-        return errors
-    return (*errors, psycopg.Error)
+    for module in ("pysqlite3.dbapi2", "psycopg"):
+        with suppress(ImportError):
+            errors = (*errors, importlib.import_module(module).Error)
+    return errors
 
 
 async def apply_patch_async(patch: MemoryPatch, store: Any) -> ApplyResult:

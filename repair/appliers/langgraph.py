@@ -253,6 +253,21 @@ async def _async_postgres_transaction(store: Any, lock_key: str) -> AsyncIterato
 
 # -- opening the agent's store from the CLI ----------------------------------------------------
 
+def sqlite_module(*, extensions: bool) -> Any:
+    """The `sqlite3` module to open the agent's SqliteStore with. An embedding index needs
+    SQLite's loadable extensions (sqlite-vec); a Python built without them (some pyenv builds)
+    gets `pysqlite3` (the `pysqlite3-binary` wheel of the [langgraph] extra on Linux), which
+    reads and writes the same database file."""
+    if not extensions or hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        from pysqlite3 import dbapi2  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        raise ConfigError("--index: this Python's sqlite3 cannot load extensions (the index "
+                          "needs sqlite-vec): pip install pysqlite3-binary") from exc
+    return dbapi2
+
+
 def sqlite_store(path: str, namespace: tuple[str, ...], value_key: str = "content",
                  index: dict[str, Any] | None = None) -> LangGraphMemory:
     """The agent's LangGraph SqliteStore at `path`: it must exist and hold LangGraph's `store`
@@ -265,12 +280,13 @@ def sqlite_store(path: str, namespace: tuple[str, ...], value_key: str = "conten
         raise TargetMismatch(f"langgraph-sqlite:{path} "
                              f"{'is not a file' if where.exists() else 'does not exist'}: give "
                              "the agent's store database (nothing is created); nothing written")
+    driver = sqlite_module(extensions=index is not None)
     try:
-        conn = sqlite3.connect(f"{where.resolve().as_uri()}?mode=rw", uri=True,
-                               timeout=_BUSY_TIMEOUT_S, check_same_thread=False,
-                               isolation_level=None)
+        conn = driver.connect(f"{where.resolve().as_uri()}?mode=rw", uri=True,
+                              timeout=_BUSY_TIMEOUT_S, check_same_thread=False,
+                              isolation_level=None)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as exc:
+    except driver.Error as exc:
         raise TargetMismatch(f"langgraph-sqlite:{path}: cannot open for writing ({exc}); "
                              "nothing written") from exc
     if "store" not in tables:
