@@ -48,7 +48,8 @@ def require_langgraph() -> None:
 class _Items:
     """Namespaces and values: the part the sync and async memories share."""
 
-    def __init__(self, store: Any, namespace: tuple[str, ...], value_key: str):
+    def __init__(self, store: Any, namespace: tuple[str, ...] = ("memories",),
+                 value_key: str = "content"):
         self.store, self.namespace, self.value_key = store, tuple(namespace), value_key
         self.hidden = (QUARANTINE, *self.namespace)
 
@@ -205,11 +206,19 @@ async def _async_sqlite_transaction(store: Any) -> AsyncIterator[None]:
     await conn.execute("COMMIT")
 
 
+def _is_pool(conn: Any) -> bool:
+    try:
+        from psycopg_pool import AsyncConnectionPool, ConnectionPool
+    except ImportError:
+        return False
+    return isinstance(conn, (ConnectionPool, AsyncConnectionPool))
+
+
 @contextmanager
 def _postgres_transaction(store: Any, lock_key: str) -> Iterator[None]:
     from psycopg import errors
 
-    if hasattr(store.conn, "connection"):  # a pool: hold one connection for the transaction
+    if _is_pool(store.conn):  # a pool: hold one connection for the whole transaction
         with store.conn.connection() as conn:
             pool, store.conn = store.conn, conn
             try:
@@ -232,7 +241,7 @@ def _postgres_transaction(store: Any, lock_key: str) -> Iterator[None]:
 async def _async_postgres_transaction(store: Any, lock_key: str) -> AsyncIterator[None]:
     from psycopg import errors
 
-    if hasattr(store.conn, "connection"):
+    if _is_pool(store.conn):
         async with store.conn.connection() as conn:
             pool, store.conn = store.conn, conn
             try:
