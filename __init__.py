@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from provrepair.provenance.recorder import Recorder
     from provrepair.provenance.store.config import connect, open_store
     from provrepair.provenance.validate import parse_case
-    from provrepair.repair.appliers import apply_patch, open_memory_store
+    from provrepair.repair.appliers import apply_patch, apply_patch_async, open_memory_store
     from provrepair.repair.appliers.jsonl import JsonlMemory
-    from provrepair.repair.appliers.langgraph import LangGraphMemory
-    from provrepair.repair.patch import memory_patch
+    from provrepair.repair.appliers.langgraph import AsyncLangGraphMemory, LangGraphMemory
+    from provrepair.repair.patch import load_patch, memory_patch
     from provrepair.repair.plan import plan
     from provrepair.repair.service import run_repair
 
@@ -32,15 +32,18 @@ _API = {
     # not "repair": that name is the package provrepair.repair
     "run_repair": "provrepair.repair.service:run_repair",
     "memory_patch": "provrepair.repair.patch:memory_patch",
+    "load_patch": "provrepair.repair.patch:load_patch",
     "apply_patch": "provrepair.repair.appliers:apply_patch",
+    "apply_patch_async": "provrepair.repair.appliers:apply_patch_async",
     "open_memory_store": "provrepair.repair.appliers:open_memory_store",
     "LangGraphMemory": "provrepair.repair.appliers.langgraph:LangGraphMemory",
+    "AsyncLangGraphMemory": "provrepair.repair.appliers.langgraph:AsyncLangGraphMemory",
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
 }
 
-__all__ = ["JsonlMemory", "LangGraphMemory", "Recorder", "apply_patch", "connect",
-           "ingest_case", "memory_patch", "open_memory_store", "open_store", "parse_case",
-           "plan", "run_repair"]  # the keys of _API (a test checks)
+__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Recorder", "apply_patch",
+           "apply_patch_async", "connect", "ingest_case", "load_patch", "memory_patch",
+           "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]  # the keys of _API (a test checks)
 
 
 def __getattr__(name: str) -> Any:

@@ -25,8 +25,12 @@ from provrepair.provenance.errors import InputError, TargetMismatch
 
 
 class JsonlMemory:
-    def __init__(self, path: str | Path, *, value_key: str = "content"):
+    def __init__(self, path: str | Path, *, value_key: str = "content", create: bool = False):
+        """`create`: start an empty memory file at `path` if there is none (an agent's new
+        store); an applier never does (a mistyped path must not read as an empty memory)."""
         self.path, self.value_key = Path(path), value_key
+        if create and not self.path.exists():
+            self.path.touch()
         if not self.path.is_file():
             why = "is not a file" if self.path.exists() else "does not exist"
             raise TargetMismatch(f"jsonl:{self.path} {why}: give the agent's memory file "
