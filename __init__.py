@@ -41,9 +41,10 @@ _API = {
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
 }
 
+# the keys of _API (a test checks)
 __all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Recorder", "apply_patch",
            "apply_patch_async", "connect", "ingest_case", "load_patch", "memory_patch",
-           "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]  # the keys of _API (a test checks)
+           "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]
 
 
 def __getattr__(name: str) -> Any:

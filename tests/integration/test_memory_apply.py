@@ -227,3 +227,13 @@ def test_semantic_search_finds_the_corrected_record_through_the_cli(
     bad.write_text(json.dumps({"embed": "tests.embedding:nothing", "dims": DIMS}))
     done = cli("apply", "--task", task, "--to", f"langgraph-sqlite:{db}", "--index", str(bad))
     assert done.returncode == 2 and done.stderr.startswith("ConfigError: --index")
+
+
+def test_patch_and_apply_of_an_unknown_task_say_so(cli: Cli, tmp_path: Path) -> None:
+    """Not "run repair first": there is no such task (issue 26)."""
+    memory = jsonl_memory(tmp_path / "memory.jsonl", {"m_1": "x"})
+    for args in (["patch", "--task", "nope"], ["patch", "--task", "nope", "--run", "r"],
+                 ["apply", "--task", "nope", "--to", f"jsonl:{memory}"]):
+        done = cli(*args)
+        assert done.returncode == 2
+        assert done.stderr.startswith("TaskNotFound: task 'nope'"), done.stderr

@@ -221,3 +221,96 @@ def test_postgres_through_the_cli(database: str, tmp_path: Path) -> None:
     assert len(unreachable.stderr.splitlines()) == 1
 
 
+
+
+class Interfering(LangGraphMemory):
+    """The agent's store, with the agent writing through its own connection at the worst
+    moment: after the applier's check, before its first write."""
+
+    def __init__(self, store: Any, interfere: Callable[[], None]):
+        super().__init__(store, NS)
+        self.interfere: Callable[[], None] | None = interfere
+
+    def remove(self, memory_id: str) -> None:
+        if self.interfere is not None:
+            self.interfere, interfere = None, self.interfere
+            interfere()
+        super().remove(memory_id)
+
+
+def seed(store: Any) -> None:
+    for key, content in RECORDED.items():
+        store.put(NS, key, {"content": content})
+
+
+def contents(store: Any) -> dict[tuple[tuple[str, ...], str], str]:
+    return {(tuple(i.namespace), i.key): i.value["content"] for i in store.search((), limit=100)}
+
+
+def test_sqlite_the_agent_cannot_write_between_check_and_write(tmp_path: Path) -> None:
+    """The applier holds SQLite's write lock from its first read: the agent's write waits
+    (here: fails at once, with no busy timeout) instead of being overwritten."""
+    from langgraph.store.sqlite import SqliteStore
+
+    def store_at(timeout: float) -> SqliteStore:
+        conn = sqlite3.connect(tmp_path / "a.db", check_same_thread=False,
+                               isolation_level=None, timeout=timeout)
+        store = SqliteStore(conn)
+        store.setup()
+        return store
+
+    applier, agent = store_at(5), store_at(0)
+    seed(agent)
+    refused: list[str] = []
+
+    def agent_writes() -> None:
+        try:
+            agent.put(NS, "m_upd", {"content": "home airport: SJC"})
+        except sqlite3.OperationalError as exc:
+            refused.append(str(exc))
+    apply_patch(PATCH, Interfering(applier, agent_writes))
+    assert refused == ["database is locked"]
+    assert contents(agent)[(NS, "m_upd")] == "home airport: OAK"
+
+
+def test_postgres_a_write_between_check_and_write_is_a_conflict(database: str) -> None:
+    """The agent commits a change to a record the applier checked: the applier's transaction
+    fails (serializable), reported as a conflict; the agent's write stays, nothing applied."""
+    from langgraph.store.postgres import PostgresStore
+
+    with PostgresStore.from_conn_string(database) as applier, \
+            PostgresStore.from_conn_string(database) as agent:
+        applier.setup()
+        seed(agent)
+        before = contents(agent)
+        with pytest.raises(PatchConflict, match="concurrent write"):
+            apply_patch(PATCH, Interfering(applier, lambda: agent.put(
+                NS, "m_bad", {"content": "ship to 10 Right Rd"})))
+        assert contents(agent) == {**before, (NS, "m_bad"): "ship to 10 Right Rd"}
+
+
+def test_jsonl_the_file_is_locked_between_check_and_write(tmp_path: Path) -> None:
+    """An agent that locks the memory file as the applier does cannot write in between."""
+    import fcntl
+
+    from provrepair.repair.appliers.jsonl import JsonlMemory
+
+    path = tmp_path / "memory.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "content": c, "status": "active"}) + "\n"
+                            for k, c in RECORDED.items()))
+    blocked: list[bool] = []
+
+    class Agent(JsonlMemory):
+        def remove(self, memory_id: str) -> None:
+            if not blocked:
+                with open(path) as handle:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        blocked.append(False)
+                    except BlockingIOError:
+                        blocked.append(True)
+            super().remove(memory_id)
+
+    apply_patch(PATCH.model_copy(update={"operations": PATCH.operations[:1]}), Agent(path))
+    assert blocked == [True]
+    assert "m_bad" not in path.read_text()
