@@ -152,23 +152,13 @@ def database(postgres: str) -> str:
     return postgres.rsplit("/", 1)[0] + f"/{name}"
 
 
-def test_postgres_store(database: str) -> None:
+@pytest.mark.parametrize("pool", [None, {"max_size": 3}], ids=["connection", "pool"])
+def test_postgres_store(database: str, pool: Any) -> None:
     from langgraph.store.postgres import PostgresStore
 
     @asynccontextmanager
     async def agent() -> AsyncIterator[Agent]:
-        with PostgresStore.from_conn_string(database) as store:
-            store.setup()
-            yield Agent(store, is_async=False)
-    run(agent)
-
-
-def test_postgres_store_through_a_pool(database: str) -> None:
-    from langgraph.store.postgres import PostgresStore
-
-    @asynccontextmanager
-    async def agent() -> AsyncIterator[Agent]:
-        with PostgresStore.from_conn_string(database, pool_config={"max_size": 3}) as store:
+        with PostgresStore.from_conn_string(database, pool_config=pool) as store:
             store.setup()
             yield Agent(store, is_async=False)
     run(agent)
