@@ -14,7 +14,9 @@ is one `put` of that id, from the content the store holds (`expected_content`) t
 
 Scope: by default the net change from the state the task was recorded in to the state it is
 in now, over every committed run of the stored version (a repair, its `--resume` runs, its
-continuations): one apply at the end is always right. With a run id: that run's change only.
+continuations): one apply at the end is always right. With a run id: that run's change only
+(from the graph's audit fields, which keep the last run that changed each record: a record a
+later run changed again reads as that later run left it).
 
 Order (defined, so appliers need no judgement): every `delete`, then `quarantine`, `restore`,
 `put`, `add`, each group in memory-id order; removals first, so an `add` that replaces a
@@ -156,7 +158,11 @@ class _Node:
         if origin is not None and not props.get("committed"):
             return None  # a repair that never committed is not part of the task
         if run_id is None:  # the whole version: from the recorded state
-            before = None if origin is not None else props.get("status_recorded", status)
+            # status_recorded: kept by the first run that changed the record; a graph
+            # repaired before it existed has the last changing run's status_before
+            recorded = props.get("status_recorded") or (
+                props.get("status_before") if props.get("status_run") else status)
+            before = None if origin is not None else recorded
         elif origin == run_id:
             before = None
         elif props.get("status_run") == run_id:
