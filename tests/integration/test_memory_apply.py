@@ -84,6 +84,8 @@ def test_resume_then_one_apply_removes_the_fault(cli: Cli, tmp_path: Path) -> No
     assert [(o["op"], o["memory_id"]) for o in patch["operations"]] == [("delete", "m_f002")]
     # one run's patch is still there: the resumed run alone has nothing to carry
     assert json.loads(cli("patch", "--task", task, "--run", runs[-1]).stdout)["operations"] == []
+    first = json.loads(cli("patch", "--task", task, "--run", runs[0]).stdout)
+    assert (first["runs"], first["operations"]) == ([runs[0]], patch["operations"])
     applied = cli("apply", "--task", task, "--to", f"jsonl:{memory}", "--json")
     assert applied.returncode == 0, applied.stderr
     assert json.loads(applied.stdout)["applied"] == ["delete m_f002"]
