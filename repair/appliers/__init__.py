@@ -191,6 +191,9 @@ def open_memory_store(target: str | Target,
     if kind == "jsonl" and where:
         from provrepair.repair.appliers.jsonl import JsonlMemory
 
+        if target.index is not None:
+            raise ConfigError("--index goes with a LangGraph store (a JSONL file has no index)")
+
         return JsonlMemory(where, value_key=target.value_key)
     if kind in ("langgraph-sqlite", "langgraph-postgres") and where:
         from provrepair.repair.appliers import langgraph
