@@ -18,7 +18,8 @@ statements are swallowed, so every call joins it. PostgresStore: one SERIALIZABL
 on one connection (psycopg turns the store's own transaction blocks into savepoints), with a
 transaction-scoped advisory lock per namespace that serializes appliers; a concurrent write
 by the agent makes the commit fail, reported as a conflict. InMemoryStore has no
-transactions (one process: nothing to race).
+transactions (one process: nothing to race). Through the Python API, apply while no other
+thread of the agent uses the same store object: its calls would join the transaction.
 """
 
 from __future__ import annotations
