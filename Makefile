@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed-stamp
 LINTDIR := tools/cypherlint
 EXAMPLES := $(wildcard examples/*.json)
 
-.PHONY: install demo test test-lock lint lint-cypher typecheck chromium clean
+.PHONY: install demo test test-lock lint lint-cypher typecheck chromium postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,9 +55,15 @@ typecheck: install
 chromium:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) || echo "chromium could not be installed: the browser tests will be skipped"
 
+# PostgreSQL's server binaries (initdb, pg_ctl; Debian's package) for the LangGraph
+# PostgresStore tests, which start a throwaway server (tests/postgres_server.py); without them
+# those tests skip, saying why.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) || echo "postgresql could not be installed: the PostgresStore tests will be skipped"
+
 # Every test, on every core (pytest-xdist; each worker has its own embedded server). The
 # planner's long property run is a deeper profile outside `make test`: bench/property.py.
-test: lint lint-cypher typecheck chromium
+test: lint lint-cypher typecheck chromium postgres
 	$(BIN)/pytest -q -n auto --durations=15
 
 # The lock and once-only tests, 20 iterations each (make test runs 2).

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from provrepair.provenance.recorder import Recorder
     from provrepair.provenance.store.config import connect, open_store
     from provrepair.provenance.validate import parse_case
-    from provrepair.repair.appliers import apply_patch, open_memory_store
+    from provrepair.repair.appliers import apply_patch, apply_patch_async, open_memory_store
     from provrepair.repair.appliers.jsonl import JsonlMemory
-    from provrepair.repair.appliers.langgraph import LangGraphMemory
-    from provrepair.repair.patch import memory_patch
+    from provrepair.repair.appliers.langgraph import AsyncLangGraphMemory, LangGraphMemory
+    from provrepair.repair.patch import load_patch, memory_patch
     from provrepair.repair.plan import plan
     from provrepair.repair.service import run_repair
     from provrepair.repair.tools.declared import ToolSet
@@ -34,15 +34,19 @@ _API = {
     "run_repair": "provrepair.repair.service:run_repair",
     "ToolSet": "provrepair.repair.tools.declared:ToolSet",
     "memory_patch": "provrepair.repair.patch:memory_patch",
+    "load_patch": "provrepair.repair.patch:load_patch",
     "apply_patch": "provrepair.repair.appliers:apply_patch",
+    "apply_patch_async": "provrepair.repair.appliers:apply_patch_async",
     "open_memory_store": "provrepair.repair.appliers:open_memory_store",
     "LangGraphMemory": "provrepair.repair.appliers.langgraph:LangGraphMemory",
+    "AsyncLangGraphMemory": "provrepair.repair.appliers.langgraph:AsyncLangGraphMemory",
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
 }
 
-__all__ = ["JsonlMemory", "LangGraphMemory", "Recorder", "ToolSet", "apply_patch", "connect",
-           "ingest_case", "memory_patch", "open_memory_store", "open_store", "parse_case",
-           "plan", "run_repair"]  # the keys of _API (a test checks)
+# the keys of _API (a test checks)
+__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Recorder", "ToolSet",
+           "apply_patch", "apply_patch_async", "connect", "ingest_case", "load_patch",
+           "memory_patch", "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]
 
 
 def __getattr__(name: str) -> Any:

@@ -34,11 +34,14 @@ def memory(task_id: str, show_all: bool, as_json: bool) -> None:
 
 @click.command()
 @click.option("--task", "task_id", help="Task id.")
-@click.option("--run", "run_id", help="A repair run (default: the task's latest repair).")
+@click.option("--run", "run_id",
+              help="One repair run's change only (default: every committed run of the task, "
+                   "from the recorded memory to the memory as it stands).")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the patch format.")
 def patch(task_id: str | None, run_id: str | None, schema: bool) -> None:
-    """Print the memory patch of a repair (JSON): delete, quarantine, restore and add
-    operations that turn the agent's memory before the repair into the memory after it."""
+    """Print the memory patch of the task's repairs (JSON): delete, quarantine, restore, put
+    and add operations, by the agent's own record ids, that turn the agent's memory as
+    recorded into the memory as repaired (one apply at the end is always right)."""
     from provrepair.provenance.errors import InputError
     from provrepair.repair.patch import memory_patch, patch_json_schema
 
@@ -52,30 +55,62 @@ def patch(task_id: str | None, run_id: str | None, schema: bool) -> None:
 
 
 @click.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--to", "target", required=True, metavar="KIND:PATH",
-              help="jsonl:PATH (a JSONL memory file) or langgraph-sqlite:PATH (a LangGraph "
-                   "SqliteStore; needs the [langgraph] extra).")
+@click.option("--task", "task_id", help="Task id (its patch is read from provrepair's store).")
+@click.option("--patch", "patch_file", metavar="FILE",
+              help="A saved patch (`provrepair patch --task T > FILE`) instead of --task: "
+                   "provrepair's store is not reached.")
+@click.option("--to", "target", required=True, metavar="KIND:WHERE",
+              help="jsonl:PATH (a JSONL memory file), langgraph-sqlite:PATH (a LangGraph "
+                   "SqliteStore) or langgraph-postgres:CONNINFO (a LangGraph PostgresStore); "
+                   "the path must exist. LangGraph needs the [langgraph] extra.")
 @click.option("--namespace", default="memories", show_default=True,
               help="LangGraph namespace of the agent's memories, parts separated by '/'.")
-@click.option("--run", "run_id", help="A repair run (default: the task's latest repair).")
+@click.option("--value-key", default="content", show_default=True,
+              help="The key of a record's text in the agent's values (JSONL: in each line).")
+@click.option("--index", "index_file", metavar="FILE",
+              help="The LangGraph store's embedding index, as JSON {\"embed\": "
+                   "\"module:callable\", \"dims\": N, \"fields\": [...]}: what the patch "
+                   "writes is embedded, so semantic search finds it.")
+@click.option("--run", "run_id", help="One repair run's patch (default: every run's, net).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def apply(task_id: str, target: str, namespace: str, run_id: str | None, as_json: bool) -> None:
-    """Apply the task's memory patch to the store the agent reads. Checked first: a store
-    whose records changed since the repair is refused and nothing is written; applying again
-    changes nothing."""
-    from provrepair.repair.appliers import apply_patch, open_memory_store
-    from provrepair.repair.patch import memory_patch
+def apply(task_id: str | None, patch_file: str | None, target: str, namespace: str,
+          value_key: str, index_file: str | None, run_id: str | None, as_json: bool) -> None:
+    """Apply the task's memory patch to the store the agent reads. Checked first, in one
+    transaction with the writes: a store that holds none of the patch's records (a wrong
+    path, namespace or value key) or whose records changed since the repair is refused and
+    nothing is written; applying again changes nothing."""
+    from provrepair.provenance.errors import InputError
+    from provrepair.repair.appliers import Target, apply_patch, open_memory_store
+    from provrepair.repair.patch import load_patch, memory_patch
 
-    with store() as st:
-        the_patch = memory_patch(st, task_id, run_id)
-    result = apply_patch(the_patch, open_memory_store(target, tuple(namespace.split("/"))))
-    data: dict[str, Any] = {"task_id": task_id, "run_id": the_patch.run_id, "to": target,
+    if (task_id is None) == (patch_file is None):
+        raise InputError("give --task ID or --patch FILE (one of them)")
+    if patch_file is not None:
+        if run_id is not None:
+            raise InputError("--run goes with --task (a saved patch is one already)")
+        the_patch = load_patch(patch_file)
+    else:
+        assert task_id is not None
+        with store() as st:
+            the_patch = memory_patch(st, task_id, run_id)
+    index = None
+    if index_file is not None:
+        from provrepair.repair.appliers.langgraph import load_index
+
+        index = load_index(index_file)
+    memory = open_memory_store(Target(target, tuple(namespace.split("/")), value_key, index))
+    try:
+        result = apply_patch(the_patch, memory)
+    finally:
+        memory.close()
+    data: dict[str, Any] = {"task_id": the_patch.task_id, "run_id": the_patch.run_id,
+                            "runs": the_patch.runs, "to": target,
                             "applied": result.applied, "already_applied": result.already}
     if as_json:
         emit_json(data)
         return
-    click.echo(f"applied {len(result.applied)} operation(s) of run {the_patch.run_id} to "
-               f"{target}; {len(result.already)} already in effect")
+    click.echo(f"applied {len(result.applied)} operation(s) of task {the_patch.task_id} "
+               f"(up to run {the_patch.run_id}) to {target}; {len(result.already)} already "
+               "in effect")
     for label in result.applied:
         click.echo(f"  {label}")

@@ -156,7 +156,7 @@ def _patch_of(st: Any, report: Any) -> dict[str, Any] | None:
         return None
     from provrepair.repair.patch import memory_patch
 
-    return memory_patch(st, report.task_id, report.run_id).model_dump(mode="json")
+    return memory_patch(st, report.task_id).model_dump(mode="json")  # cumulative: every run
 
 
 def _print_report(report: Any) -> None:

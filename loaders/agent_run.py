@@ -18,19 +18,23 @@ depend on is exactly what was in its input:
   content it stores), and on its `derived_from` sources.
 
 Memory records keep the ids the agent used; an update or upsert of an existing record makes a
-new version `<id>~2`, `<id>~3`… that supersedes the previous one (or the record named by
-`supersedes`). A record's final status is what the run last observed: a record a later search
-still returns is active again, whatever an earlier delete or update claimed (that mutation
-failed silently: the planner's seed).
+new version `<id>~2`, `<id>~3`… that supersedes the previous one and keeps the agent's id in
+`record_id` (docs/case-format.md, "Agent ids"). Version ids are named when the case is built,
+against every id of the run (provenance/ids.py), so a real record named `m_best~2` keeps its
+id and the version takes the next free one. A record's final status is
+what the run last observed: a record a later search still returns is active again, whatever
+an earlier delete or update claimed (that mutation failed silently: the planner's seed).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.provenance.errors import CaseError
+from provrepair.provenance.ids import version_id
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.validate import parse_case
 
@@ -159,6 +163,7 @@ class RunBuilder:
     anchor: _Anchor | None = None
     _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
     _made: list[str] = field(default_factory=list)  # record versions, in creation order
+    unnamed: dict[str, str] = field(default_factory=dict)  # placeholder → record id (versions)
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
@@ -182,10 +187,10 @@ class RunBuilder:
                 f"{len(self.uncaptured)} model output(s) without recorded input messages "
                 f"(first: {self.uncaptured[0]}): each depends on everything earlier in the "
                 "conversation"]
-        return parse_case({
+        return parse_case(self._named_versions({
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
             "session": self.session, "memory_store": list(self.memories.values()),
-            "trace": self.trace, "diagnosed_faults": faults, "world": world})
+            "trace": self.trace, "diagnosed_faults": faults, "world": world}))
 
     def current(self, record_id: str) -> str:
         return self.versions[record_id][-1]
@@ -414,10 +419,28 @@ class RunBuilder:
         return version
 
     def _version(self, record_id: str) -> str:
+        """The record's first version keeps the agent's id; a later one gets a placeholder
+        until every id of the run is known (`_named_versions`)."""
         versions = self.versions.setdefault(record_id, [])
-        version = record_id if not versions else f"{record_id}~{len(versions) + 1}"
+        version = record_id
+        if versions:
+            version = f"\x00v{len(self.unnamed)}\x00"
+            self.unnamed[version] = record_id
         versions.append(version)
         return version
+
+    def _named_versions(self, case: dict[str, Any]) -> dict[str, Any]:
+        """Placeholders → version ids allocated against every id of the run (inputs, steps,
+        the agent's record ids), in the order the versions were made; each version keeps its
+        agent id in `record_id`."""
+        taken = {*(u["input_id"] for u in self.session), *(s["step_id"] for s in self.trace),
+                 *(m for m in self.memories if m not in self.unnamed)}
+        names = {p: version_id(agent, taken) for p, agent in self.unnamed.items()}
+        for record in case["memory_store"]:
+            if record["memory_id"] in self.unnamed:
+                record["record_id"] = self.unnamed[record["memory_id"]]
+        named: dict[str, Any] = _renamed(case, names)
+        return named
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
                 supersedes: str | None, derived_from: list[str]) -> dict[str, Any]:
@@ -463,6 +486,22 @@ class RunBuilder:
                 last[step["turn"]] = step
         for step in last.values():
             step["step_type"] = "final_answer"
+
+
+_PLACEHOLDER = re.compile("\x00v[0-9]+\x00")
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    """`value` with every version placeholder replaced by its id (in ids and in the texts that
+    name them, such as a memory read's "Retrieved: …")."""
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: names.get(m.group(0), m.group(0)), value) \
+            if "\x00" in value else value
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, dict):  # keys too: `world` maps ids to their sources
+        return {_renamed(k, names): _renamed(v, names) for k, v in value.items()}
+    return value
 
 
 def _args(arguments: dict[str, Any]) -> str:

@@ -13,6 +13,8 @@
     │   │                             step the stopped repair does not replay
     │   ├── NotRepaired               a memory patch asked of a task (or run) with no repair
     │   ├── PatchConflict             the target memory store changed since the repair
+    │   ├── TargetMismatch            the target is not the agent's memory store (no such
+    │   │                             path, another namespace or value key, another database)
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
     │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
     └── InternalError                 our bug: a traceback is printed
@@ -98,6 +100,10 @@ class NotRepaired(UserError):
 
 class PatchConflict(UserError):
     """A memory store no longer holds what the patch expects (it changed since the run)."""
+
+
+class TargetMismatch(UserError):
+    """The store a patch was sent to does not hold the agent's memory: nothing written."""
 
 
 class ConfigError(UserError):

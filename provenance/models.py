@@ -14,11 +14,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
     field_validator,
+    model_serializer,
 )
 
 from provrepair.provenance.vocab import FaultType, MemorySource, MemoryStatus, StepStatus, StepType
@@ -64,6 +66,18 @@ class MemoryRecord(_Data):
     entity_id: StrictStr | None = None
     sufficient_from: list[Id] = Field(
         default_factory=list, description="ext: subset of derived_from that alone entails this record")
+    record_id: Id | None = Field(
+        default=None, description="ext: the id the agent's own memory store gives this record, "
+        "when it differs from memory_id (a later version of a record updated in place); absent "
+        "means memory_id")
+
+    @model_serializer(mode="wrap")
+    def _absent_record_id(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Absent stays absent: a case without agent ids dumps (and hashes) as it always did.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("record_id") is None:
+            data.pop("record_id", None)
+        return data
 
     @field_validator("trust_score", mode="before")
     @classmethod

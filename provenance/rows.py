@@ -131,7 +131,7 @@ def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[
 
 # Graph bookkeeping, not case fields: keys, ordering, and what repair runs record.
 _NODE_ONLY = {"uid", "task_key", "id", "kind", "position", "ts", "status_before", "status_run",
-              "committed"}
+              "status_recorded", "committed"}
 
 
 def record_from_props(props: dict[str, Any]) -> UserInput | MemoryRecord | ExecutionStep:

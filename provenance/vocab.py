@@ -165,14 +165,14 @@ PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES,
     "uid", "task_key", "task_id", "id", "kind", "position", "ts", "turn", "content", "timestamp",
     "source", "last_modified_by", "created_at", "last_modified_at", "derived_from",
     "supersedes", "trust_score", "status", "fact_key", "fact_value", "entity_id",
-    "sufficient_from", "step_type", "prev_step_ids", "next_step_ids",
+    "sufficient_from", "record_id", "step_type", "prev_step_ids", "next_step_ids",
     "invalidated_memory_ids", "generated_memory_ids", "used_ids", "sufficient_ids",
     "tool_name", "tool_args_json", "facts_json", "derivation_json", "sufficient",
     "domain", "diagnosed_faults", "tools_json", "world_json", "content_hash", "complete",
     "ingested_at", "evaluation_json", "fault_types_json", "eval_key",
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
-    "origin_run", "replaces", "committed", "status_before", "status_run", "answer",
-    "finished", "trust_score_json",
+    "origin_run", "replaces", "committed", "status_before", "status_run", "status_recorded",
+    "answer", "finished", "trust_score_json",
 })
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from provrepair.provenance.ids import allocate_id
 from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
 from provrepair.repair.derive import Context, DomainFunction, visible_facts
@@ -226,10 +227,7 @@ class Agent:
         return step
 
     def _next_memory_id(self) -> str:
-        number = len(self.memories) + 1
-        while f"m_{number:03d}" in self.memories:
-            number += 1
-        return f"m_{number:03d}"
+        return allocate_id("m_", set(self.memories), start=len(self.memories) + 1)
 
     def _next_step_id(self) -> str:
         return f"s_{len(self.steps) + 1:03d}"

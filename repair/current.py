@@ -12,7 +12,7 @@ from provrepair.provenance.state.runs import visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.runs import list_runs
 
-_REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run")
+_REPAIR_PROPS = ("origin_run", "replaces", "status_before", "status_run", "status_recorded")
 
 
 def current_memories(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
@@ -23,7 +23,8 @@ def current_memories(store: GraphStore, task_id: str) -> list[dict[str, Any]]:
     memories = [r["props"] for r in rows
                 if r["props"].get("kind") == "memory" and visible_node(r["props"])]
     memories.sort(key=lambda p: (p.get("origin_run") is not None, p["position"]))
-    return [{"memory_id": p["id"], "content": p.get("content", ""), "status": p["status"],
+    return [{"memory_id": p["id"], "agent_id": p.get("record_id") or p["id"],
+             "content": p.get("content", ""), "status": p["status"],
              "supersedes": p.get("supersedes"), "written_by_run": p.get("origin_run"),
              "changed_by": p.get("origin_run") or p.get("status_run"), "why": _why(p)}
             for p in memories]

@@ -1,44 +1,105 @@
-"""The memory patch: what a committed repair changed in the agent's memory, as operations an
-applier can carry to the store the agent reads (repair/appliers/).
+"""The memory patch: what the repairs of a task changed in the agent's memory, as operations
+an applier carries to the store the agent reads (repair/appliers/).
 
-    {"format": "provrepair.memory-patch/1", "task_id": ..., "run_id": ...,
+    {"format": "provrepair.memory-patch/1", "task_id": ..., "run_id": ..., "runs": [...],
+     "kept": ["m_001", ...],
      "operations": [{"op": "delete", "memory_id": "m_f003", "expected_content": "...", ...},
+                    {"op": "put", "memory_id": "m_best", "expected_content": "...",
+                     "content": "..."},
                     {"op": "add", "memory_id": "m_n007", "content": "...", ...}]}
 
-Order (defined, so appliers need no judgement): every `delete`, then `quarantine`, then
-`restore`, then `add`, each group in memory-id order; removals first, so an `add` that
-replaces a removed record never meets it. `expected_content` on delete/quarantine/restore is
-what the record held when the run was recorded: an applier refuses a patch whose records
-changed since (optimistic check). Applying a patch twice is a no-op.
+Ids are the agent's own (docs/case-format.md, "Agent ids"): a record the agent updated in
+place is one id in its store however many versions the graph keeps, so replacing its content
+is one `put` of that id, from the content the store holds (`expected_content`) to the new one.
+
+Scope: by default the net change from the state the task was recorded in to the state it is
+in now, over every committed run of the stored version (a repair, its `--resume` runs, its
+continuations): one apply at the end is always right. With a run id: that run's change only
+(from the graph's audit fields, which keep the last run that changed each record: a record a
+later run changed again reads as that later run left it).
+
+Order (defined, so appliers need no judgement): every `delete`, then `quarantine`, `restore`,
+`put`, `add`, each group in memory-id order; removals first, so an `add` that replaces a
+removed record never meets it. `expected_content` is what the agent's store holds for the
+record before the patch: an applier refuses a patch whose records changed since (optimistic
+check). `kept` names the active records the patch leaves alone: with the expected records, what
+an applier finds in the agent's store to know it is the right one. Applying twice is a no-op.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
-from provrepair.provenance.errors import NotRepaired
+from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, MemoryStatus
-from provrepair.repair.runs import latest_repair, list_runs
+from provrepair.repair.runs import list_runs
 
 PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
-OP_ORDER = ("delete", "quarantine", "restore", "add")
+OP_ORDER = ("delete", "quarantine", "restore", "put", "add")
 
 
-class PatchOperation(BaseModel):
+class _Operation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["delete", "quarantine", "restore", "add"]
-    memory_id: str
-    content: str | None = None           # add: the new record's content
-    expected_content: str | None = None  # delete/quarantine/restore: the recorded content
-    supersedes: str | None = None        # add: the record it replaces, if any
-    produced_by: str | None = None       # add: the replayed step that wrote it
+    memory_id: str = Field(min_length=1, description="the id in the agent's memory store")
     reason: str = ""
+
+    @model_serializer(mode="wrap")
+    def _op_first(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {"op": data.pop("op"), **data} if isinstance(data, dict) else data
+
+
+class DeleteOp(_Operation):
+    op: Literal["delete"]
+    expected_content: str
+
+
+class QuarantineOp(_Operation):
+    op: Literal["quarantine"]
+    expected_content: str
+
+
+class RestoreOp(_Operation):
+    op: Literal["restore"]
+    expected_content: str = Field(description="the content the record is restored with")
+
+
+class PutOp(_Operation):
+    """An in-place update: the record keeps its id, its content changes."""
+
+    op: Literal["put"]
+    expected_content: str
+    content: str
+    produced_by: str | None = None
+
+
+class AddOp(_Operation):
+    op: Literal["add"]
+    content: str
+    supersedes: str | None = None   # the record it replaces, if any
+    produced_by: str | None = None  # the replayed step that wrote it
+
+
+PatchOperation = Annotated[DeleteOp | QuarantineOp | RestoreOp | PutOp | AddOp,
+                           Field(discriminator="op")]
 
 
 class MemoryPatch(BaseModel):
@@ -46,59 +107,155 @@ class MemoryPatch(BaseModel):
 
     format: Literal["provrepair.memory-patch/1"] = PATCH_FORMAT
     task_id: str
-    run_id: str
+    run_id: str = Field(description="the latest run the patch leads to")
+    runs: list[str] = Field(default_factory=list, description="every run the patch covers")
+    kept: list[str] = Field(default_factory=list,
+                            description="active records the patch leaves as they are")
     operations: list[PatchOperation]
+
+    @model_validator(mode="after")
+    def _one_operation_per_record(self) -> MemoryPatch:
+        ids = [op.memory_id for op in self.operations]
+        twice = sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & set(self.kept)))
+        if twice:
+            raise ValueError(f"more than one operation (or kept and changed) for {twice[0]!r}")
+        return self
 
 
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:
-    """The patch of the task's latest repair (or of the named run)."""
-    run = _repair_run(store, task_id, run_id)
+    """The net change of every committed repair of the task (or of the named run only)."""
+    get_task_props(store, task_id)  # TaskNotFound, naming the task
+    runs = [r for r in list_runs(store, task_id) if r["status"] in REPAIR_RUN_STATUSES]
+    if run_id is not None:
+        runs = [r for r in runs if r["run_id"] == run_id]
+        if not runs:
+            raise NotRepaired(f"task {task_id!r} has no committed repair run {run_id!r} "
+                              "(see `provrepair history`)")
+    if not runs:
+        raise NotRepaired(f"task {task_id!r} has no committed repair: run "
+                          f"`provrepair repair --task {task_id}` first")
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
-    memories = [r["props"] for r in rows if r["props"].get("kind") == "memory"]
-    ops = [op for m in memories for op in _operations(m, run["run_id"])]
+    nodes = [_Node.of(r["props"], run_id) for r in rows if r["props"].get("kind") == "memory"]
+    ops, kept = _diff([n for n in nodes if n is not None])
+    run_ids = [r["run_id"] for r in sorted(runs, key=lambda r: r.get("created", 0))]
+    return MemoryPatch(task_id=task_id, run_id=run_ids[-1], runs=run_ids, kept=kept,
+                       operations=ops)
+
+
+@dataclass(frozen=True)
+class _Node:
+    """One memory node: its agent id, content, and status before and after the scope."""
+
+    agent_id: str
+    content: str
+    before: str | None  # None: not in the store then (written by a run of the scope)
+    after: str
+    props: dict[str, Any]
+
+    @staticmethod
+    def of(props: dict[str, Any], run_id: str | None) -> _Node | None:
+        origin, status = props.get("origin_run"), props["status"]
+        if origin is not None and not props.get("committed"):
+            return None  # a repair that never committed is not part of the task
+        if run_id is None:  # the whole version: from the recorded state
+            # status_recorded: kept by the first run that changed the record; a graph
+            # repaired before it existed has the last changing run's status_before
+            recorded = props.get("status_recorded") or (
+                props.get("status_before") if props.get("status_run") else status)
+            before = None if origin is not None else recorded
+        elif origin == run_id:
+            before = None
+        elif props.get("status_run") == run_id:
+            before = props.get("status_before")
+        else:
+            before = status
+        return _Node(props.get("record_id") or props["id"], props.get("content", ""),
+                     before, status, props)
+
+
+def _diff(nodes: list[_Node]) -> tuple[list[Any], list[str]]:
+    """Operations turning each agent id's record from its state before into its state after,
+    and the agent ids left active and unchanged."""
+    by_agent: dict[str, list[_Node]] = {}
+    for node in nodes:
+        by_agent.setdefault(node.agent_id, []).append(node)
+    ops: list[Any] = []
+    kept: list[str] = []
+    for agent_id, versions in by_agent.items():
+        op = _operation(agent_id, versions)
+        if op is not None:
+            ops.append(op)
+        elif any(v.before == v.after == MemoryStatus.ACTIVE for v in versions):
+            kept.append(agent_id)
     ops.sort(key=lambda o: (OP_ORDER.index(o.op), o.memory_id))
-    return MemoryPatch(task_id=task_id, run_id=run["run_id"], operations=ops)
+    return ops, sorted(kept)
 
 
-def _repair_run(store: GraphStore, task_id: str, run_id: str | None) -> dict[str, Any]:
-    if run_id is None:
-        run = latest_repair(store, task_id)
-        if run is None:
-            raise NotRepaired(f"task {task_id!r} has no committed repair: run "
-                                  f"`provrepair repair --task {task_id}` first")
-        return run
-    for run in list_runs(store, task_id):
-        if run["run_id"] == run_id and run["status"] in REPAIR_RUN_STATUSES:
-            return run
-    raise NotRepaired(f"task {task_id!r} has no committed repair run {run_id!r} "
-                          "(see `provrepair history`)")
+def _active(versions: Iterable[_Node], when: str) -> _Node | None:
+    return next((v for v in versions if getattr(v, when) == MemoryStatus.ACTIVE), None)
 
 
-def _operations(memory: dict[str, Any], run_id: str) -> list[PatchOperation]:
-    memory_id, content = memory["id"], memory.get("content")
-    if memory.get("origin_run") == run_id:  # a record this repair wrote
-        if memory.get("status") != MemoryStatus.ACTIVE:
-            return []  # written and retired within the same replay: nothing to carry
-        return [PatchOperation(op="add", memory_id=memory_id, content=content,
-                               supersedes=memory.get("supersedes") or memory.get("replaces"),
-                               produced_by=memory.get("last_modified_by"),
-                               reason=f"regenerated by run {run_id}")]
-    if memory.get("status_run") != run_id:
-        return []
-    before, after = memory.get("status_before"), memory.get("status")
-    if after == MemoryStatus.ACTIVE and before != MemoryStatus.ACTIVE:
-        return [PatchOperation(op="restore", memory_id=memory_id, expected_content=content,
-                               reason=f"{before} before; restored by run {run_id}")]
-    if after == MemoryStatus.QUARANTINED:
-        return [PatchOperation(op="quarantine", memory_id=memory_id, expected_content=content,
-                               reason="affected by a fault, without independent support")]
-    if after in (MemoryStatus.DELETED, MemoryStatus.SUPERSEDED):
-        why = "a diagnosed fault" if after == MemoryStatus.DELETED else "replaced by the replay"
-        return [PatchOperation(op="delete", memory_id=memory_id, expected_content=content,
-                               reason=why)]
-    return []
+def _operation(agent_id: str, versions: list[_Node]) -> Any:
+    was, now = _active(versions, "before"), _active(versions, "after")
+    if was is not None and now is not None:
+        if now.content == was.content:
+            return None
+        return PutOp(op="put", memory_id=agent_id, expected_content=was.content,
+                     content=now.content, produced_by=now.props.get("last_modified_by"),
+                     reason=_why_new(now))
+    if now is not None:
+        if now.before is not None:  # a recorded record made active again
+            return RestoreOp(op="restore", memory_id=agent_id, expected_content=now.content,
+                             reason=f"{now.before} before; restored by a repair")
+        return AddOp(op="add", memory_id=agent_id, content=now.content,
+                     supersedes=now.props.get("supersedes") or now.props.get("replaces"),
+                     produced_by=now.props.get("last_modified_by"), reason=_why_new(now))
+    if was is not None:
+        if was.after == MemoryStatus.QUARANTINED:
+            return QuarantineOp(op="quarantine", memory_id=agent_id,
+                                expected_content=was.content,
+                                reason="affected by a fault, without independent support")
+        why = "a diagnosed fault" if was.after == MemoryStatus.DELETED \
+            else "replaced by the replay"
+        return DeleteOp(op="delete", memory_id=agent_id, expected_content=was.content,
+                        reason=why)
+    # neither active before nor after: a hidden record (superseded, quarantined) now removed
+    gone = next((v for v in versions if v.before not in (None, v.after)
+                 and v.after in (MemoryStatus.DELETED, MemoryStatus.SUPERSEDED)), None)
+    if gone is not None:
+        return DeleteOp(op="delete", memory_id=agent_id, expected_content=gone.content,
+                        reason=f"{gone.before} before; {gone.after} by a repair")
+    return None
+
+
+def _why_new(node: _Node) -> str:
+    run = node.props.get("origin_run")
+    return f"regenerated by run {run}" if run else "restored by a repair"
+
+
+def load_patch(path: str | Path) -> MemoryPatch:
+    """A saved patch (`provrepair patch --task T > FILE`), checked against the schema."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--patch {path}: cannot read ({exc.strerror or exc})") from exc
+    return parse_patch(text, str(path))
+
+
+def parse_patch(text: str, where: str = "patch") -> MemoryPatch:
+    try:
+        return MemoryPatch.model_validate(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{where}: not a memory patch ({PATCH_FORMAT}): {at}: "
+                         f"{first['msg']} ({exc.error_count()} error(s))") from exc
 
 
 def patch_json_schema() -> dict[str, Any]:
+    """JSON Schema of the patch: every object closed (additionalProperties false), each
+    operation with the fields its op requires."""
     schema: dict[str, Any] = json.loads(json.dumps(MemoryPatch.model_json_schema()))
     return schema

@@ -61,8 +61,10 @@ def _regenerated(state: RepairState, old_id: str | None, new: ExecutionStep,
     fact = output.facts[index] if output.facts and index < len(output.facts) else None
     created = template.created_at if template else new.timestamp
     derived = state.remap(template.derived_from) if template else []
+    agent_id = state.agent_id_in_place(template)  # written in place as the recorded one was
     return MemoryRecord(
-        memory_id=state.new_memory_id(), task_id=new.task_id, content=output.content or "",
+        memory_id=state.new_memory_id(agent_id), record_id=agent_id, task_id=new.task_id,
+        content=output.content or "",
         source=template.source if template else MemorySource.AGENT_SUMMARY,
         last_modified_by=new.step_id, created_at=created, last_modified_at=created,
         derived_from=derived,

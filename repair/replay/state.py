@@ -4,10 +4,10 @@ M⁻ → M', the visible steps, and the id remapping from replaced nodes to thei
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from provrepair.provenance.ids import allocate_id, next_number, version_id
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.derive import Context, DomainFunction, visible_facts
@@ -30,7 +30,8 @@ class RepairState:
         (the case leaves those out); new ids are never one of them (docs/method.md §5, step 5)."""
         self.case, self.plan, self.tag = case, plan, tag
         stored = list(stored_ids)
-        self.taken = {node_id for node_id, _ in stored}
+        self.taken = {node_id for node_id, _ in stored} | {u.input_id for u in case.session} \
+            | {s.step_id for s in case.trace} | {m.memory_id for m in case.memory_store}
         stored_memories = [node_id for node_id, kind in stored if kind == "memory"]
         self.original = {s.step_id: s for s in case.trace}
         self.position = {s.step_id: i for i, s in enumerate(case.trace)}
@@ -47,7 +48,9 @@ class RepairState:
         self.restored_for: dict[str, str] = {}           # removed record → restored predecessor
         self.memory_remap: dict[str, str] = {}           # removed memory → regenerated one
         self.new_memories: list[NewMemory] = []
-        self._next_memory = _max_suffix([*self.memories, *stored_memories]) + 1
+        self._next_memory = next_number([*self.memories, *stored_memories])
+        # agent ids with versions: a record the agent updated in place (docs/case-format.md)
+        self._in_place = {m.record_id for m in case.memory_store if m.record_id is not None}
 
     # -- dispositions -------------------------------------------------------------------------
 
@@ -81,14 +84,21 @@ class RepairState:
     def new_step_id(self, old_id: str) -> str:
         return f"{old_id}@{self.tag}"
 
-    def new_memory_id(self) -> str:
-        """Paper's naming: m_n + the next number after the largest numeric suffix in the store."""
-        while True:
-            candidate = f"m_n{self._next_memory:03d}"
-            self._next_memory += 1
-            if (candidate not in self.memories and candidate not in self.original
-                    and candidate not in self.taken):
-                return candidate
+    def new_memory_id(self, agent_id: str | None = None) -> str:
+        """A new version of the agent's record `agent_id` (`<id>~N`), else the paper's naming:
+        m_n + the next number after the largest numeric suffix in the store; never a taken id."""
+        if agent_id is not None:
+            return version_id(agent_id, self.taken)
+        return allocate_id("m_n", self.taken, start=self._next_memory)
+
+    def agent_id_in_place(self, record: MemoryRecord | None) -> str | None:
+        """The agent id a record regenerated from `record` keeps: `record`'s own when the agent
+        updates that record in place (it is a version, or has versions); None: a new record."""
+        if record is None:
+            return None
+        if record.record_id is not None:
+            return record.record_id
+        return record.memory_id if record.memory_id in self._in_place else None
 
     def remap(self, ids: list[str]) -> list[str]:
         """Old ids as the replay sees them: replaced steps → replacements, removed memories →
@@ -150,7 +160,3 @@ class RepairState:
     def _pos(self, step: ExecutionStep) -> int:
         return self.position.get(step.step_id, self.new_position.get(step.step_id, 0))
 
-
-def _max_suffix(ids: Iterable[str]) -> int:
-    numbers = [int(m.group(1)) for i in ids if (m := re.search(r"(\d+)$", i))]
-    return max(numbers, default=0)

@@ -134,19 +134,20 @@ def test_restore_brings_back_the_record_a_fault_had_superseded(tmp_path: Path) -
     """Every operation of the patch format on a real file store, restore included."""
     from provrepair.repair.appliers import apply_patch
     from provrepair.repair.appliers.jsonl import JsonlMemory
-    from provrepair.repair.patch import MemoryPatch, PatchOperation
+    from provrepair.repair.patch import AddOp, DeleteOp, MemoryPatch, QuarantineOp, RestoreOp
 
+    (tmp_path / "m.jsonl").touch()
     memory = JsonlMemory(tmp_path / "m.jsonl")
     memory.put("m_old", "ship to 1 Elm St")
     memory.quarantine("m_old")   # superseded by the faulty record in the agent's store
     memory.put("m_bad", "ship to 9 Wrong Rd")
     memory.put("m_derived", "label for 9 Wrong Rd")
     patch = MemoryPatch(task_id="t", run_id="r", operations=[
-        PatchOperation(op="delete", memory_id="m_bad", expected_content="ship to 9 Wrong Rd"),
-        PatchOperation(op="quarantine", memory_id="m_derived",
-                       expected_content="label for 9 Wrong Rd"),
-        PatchOperation(op="restore", memory_id="m_old", expected_content="ship to 1 Elm St"),
-        PatchOperation(op="add", memory_id="m_new", content="label for 1 Elm St")])
+        DeleteOp(op="delete", memory_id="m_bad", expected_content="ship to 9 Wrong Rd"),
+        QuarantineOp(op="quarantine", memory_id="m_derived",
+                     expected_content="label for 9 Wrong Rd"),
+        RestoreOp(op="restore", memory_id="m_old", expected_content="ship to 1 Elm St"),
+        AddOp(op="add", memory_id="m_new", content="label for 1 Elm St")])
     first = apply_patch(patch, memory)
     assert len(first.applied) == 4
     assert (memory.get("m_old"), memory.get("m_bad"), memory.get("m_derived"),

@@ -183,6 +183,12 @@ RECOVERING = [
          new_memories=(NewMemory("m_n004", "m_f003", "Home airport: OAK", supersedes="m_001",
                                  derived_from=("m_001",)),),
          statuses={"m_001": "superseded"}),
+    # the same update made in place (the agent's store keeps one id, m_001): the regenerated
+    # record is the next version of m_001, never an id the task already has
+    Spec("small_memory_update_in_place.json", ["s_002", "s_003", "s_004"], 3,
+         new_memories=(NewMemory("m_001~3", "m_001~2", "Home airport: OAK",
+                                 supersedes="m_001", derived_from=("m_001",)),),
+         statuses={"m_001": "superseded"}),
     Spec("small_restore_deleted.json", ["s_001", "s_002"], 2, restored=("m_001",),
          statuses={"m_001": "active"}),
     Spec("small_restore_quarantined.json", ["s_001", "s_002", "s_003"], 3,

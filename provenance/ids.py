@@ -1,0 +1,38 @@
+"""New node ids, allocated against every id of the task (one id space per task, inputs,
+memories and steps alike: docs/case-format.md, "Rejected input"), so an allocated id is never
+one a record already has or will have: a loader's version id never overwrites a real record
+named like it (`m_best~2`), a replay's regenerated record never reuses a stored id.
+
+Two shapes, one rule (the first free number from `start`):
+- a new record: `prefix` + number (`m_n007`, the paper's naming for regenerated records);
+- a new version of a record the agent updated in place: `<agent id>~N` from N = 2. The
+  version's `record_id` keeps the agent's own id (docs/case-format.md, "Agent ids").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+VERSION_SEPARATOR = "~"
+
+
+def allocate_id(prefix: str, taken: set[str], *, start: int = 1, width: int = 3) -> str:
+    """The first `prefix` + zero-padded number ≥ `start` not in `taken`; added to `taken`, so
+    a caller allocating several ids in a row passes the same set each time."""
+    number = start
+    while (candidate := f"{prefix}{number:0{width}d}") in taken:
+        number += 1
+    taken.add(candidate)
+    return candidate
+
+
+def version_id(agent_id: str, taken: set[str]) -> str:
+    """The id of a new version of the agent's record `agent_id` (`<agent id>~2`, `~3`…)."""
+    return allocate_id(f"{agent_id}{VERSION_SEPARATOR}", taken, start=2, width=1)
+
+
+def next_number(ids: Iterable[str]) -> int:
+    """One past the largest trailing number of `ids` (0 → 1): where numbering resumes."""
+    numbers = [int(m.group(1)) for i in ids if (m := re.search(r"(\d+)$", i))]
+    return max(numbers, default=0) + 1
