@@ -135,13 +135,11 @@ def test_a_real_agent_is_repaired_end_to_end(recorded: Recorded, cli: Cli,
     assert used["model"] == "repair-model" and used["prompt_contract"].startswith("replay/")
     assert used["calls"] > 0 and used["total_tokens"] == 120 * used["calls"]
 
-    # the patches of the runs, in order, carried to the agent's LangGraph store
+    # one apply at the end carries the net change of both runs (the cumulative patch)
     history = json.loads(cli("history", "--task", RUN, "--json").stdout)
     assert [r["status"] for r in history] == ["needs_human", "repaired"]
-    for run in history:
-        applied = cli("apply", "--task", RUN, "--run", run["run_id"], "--to",
-                      f"langgraph-sqlite:{db}")
-        assert applied.returncode == 0, applied.stderr
+    applied = cli("apply", "--task", RUN, "--to", f"langgraph-sqlite:{db}")
+    assert applied.returncode == 0, applied.stderr
     memory = mcp_agent.memory_store(db)
     assert mcp_agent.remembered(memory) == {"m_price_c": POISONED["m_price_c"]}
 
