@@ -23,11 +23,11 @@ from provrepair.provenance.errors import InputError
               help="Swap a stored task for this version (atomic: the old version stays "
                    "until the new one is written).")
 @click.option("--from", "source_format",
-              type=click.Choice(["case", "openai-messages", "otel"]), default="case",
-              show_default=True,
+              default="case", show_default=True, metavar="case|openai-messages|otel",
               help="Input format: provrepair cases, OpenAI-style chat transcripts (with an "
                    "optional memory log), or OpenTelemetry GenAI traces (OTLP/JSON or protobuf); see the "
-                   "README, \"Recording your agent\".")
+                   "README, \"Recording your agent\". A plugin adds formats through the "
+                   "\"provrepair.loaders\" entry points.")
 @click.option("--follow", "follow", metavar="FILE|-",
               help="Consume a JSONL event stream (live recording) instead of case files.")
 @click.option("--idle-timeout", type=float, default=None, metavar="SECONDS",
@@ -56,15 +56,12 @@ def ingest(paths: tuple[Path, ...], replace: bool, source_format: str, follow: s
 
 
 def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json: bool) -> None:
-    from provrepair.loaders.case_files import load_cases
-    from provrepair.loaders.openai_messages import load_transcripts
-    from provrepair.loaders.otel import load_otlp
+    from provrepair.loaders import load
     from provrepair.provenance.gc_pause import gc_paused
     from provrepair.provenance.ingest import ingest_cases
 
-    load = {"openai-messages": load_transcripts, "otel": load_otlp}.get(source_format, load_cases)
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
-        cases = load(paths)
+        cases = load(source_format, paths)
         with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
             results = ingest_cases(st, cases, replace=replace, progress=bar)
     for case in cases:  # what a trace's reading could not see (loaders/agent_run.py)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from provrepair.provenance.errors import ConfigError, PatchConflict, TargetMismatch
+from provrepair.registry import Registry
 from provrepair.repair.patch import MemoryPatch
 
 
@@ -183,23 +184,43 @@ class Target:
 
 def open_memory_store(target: str | Target,
                       namespace: tuple[str, ...] = ("memories",)) -> MemoryStore:
-    """`jsonl:PATH`, `langgraph-sqlite:PATH` or `langgraph-postgres:CONNINFO` (see the
-    modules). The path must exist and be the agent's store: nothing is created."""
+    """`KIND:WHERE`: `jsonl:PATH`, `langgraph-sqlite:PATH` or `langgraph-postgres:CONNINFO`
+    (see the modules), or a kind a plugin adds (`APPLIERS`). The path must exist and be the
+    agent's store: nothing is created."""
     if isinstance(target, str):
         target = Target(target, namespace)
     kind, _, where = target.spec.partition(":")
-    if kind == "jsonl" and where:
-        from provrepair.repair.appliers.jsonl import JsonlMemory
+    if not where:
+        raise ConfigError(f"--to {target.spec!r}: expected KIND:WHERE, KIND one of "
+                          f"{', '.join(APPLIERS.names())}")
+    return APPLIERS.create(kind, where, target)
 
-        if target.index is not None:
-            raise ConfigError("--index goes with a LangGraph store (a JSONL file has no index)")
 
-        return JsonlMemory(where, value_key=target.value_key)
-    if kind in ("langgraph-sqlite", "langgraph-postgres") and where:
-        from provrepair.repair.appliers import langgraph
+def _open_jsonl(where: str, target: Target) -> MemoryStore:
+    from provrepair.repair.appliers.jsonl import JsonlMemory
 
-        opener = langgraph.sqlite_store if kind == "langgraph-sqlite" else langgraph.postgres_store
-        return opener(where, target.namespace, target.value_key, target.index)
-    raise ConfigError(f"--to {target.spec!r}: expected jsonl:PATH, langgraph-sqlite:PATH or "
-                      "langgraph-postgres:CONNINFO")
+    if target.index is not None:
+        raise ConfigError("--index goes with a LangGraph store (a JSONL file has no index)")
+    return JsonlMemory(where, value_key=target.value_key)
+
+
+def _open_langgraph_sqlite(where: str, target: Target) -> MemoryStore:
+    from provrepair.repair.appliers.langgraph import sqlite_store
+
+    return sqlite_store(where, target.namespace, target.value_key, target.index)
+
+
+def _open_langgraph_postgres(where: str, target: Target) -> MemoryStore:
+    from provrepair.repair.appliers.langgraph import postgres_store
+
+    return postgres_store(where, target.namespace, target.value_key, target.index)
+
+
+# `--to KIND:WHERE` → factory(where, target); plugins add kinds through the
+# "provrepair.appliers" entry points (provrepair/registry.py)
+APPLIERS: Registry[MemoryStore] = Registry("applier", {
+    "jsonl": _open_jsonl,
+    "langgraph-sqlite": _open_langgraph_sqlite,
+    "langgraph-postgres": _open_langgraph_postgres,
+})
 
