@@ -34,7 +34,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -179,7 +179,7 @@ def arcadedb_server(workdir: Path) -> Iterator[BoltServer]:
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, cwd=workdir,
-                                   preexec_fn=_die_with_parent)  # noqa: PLW1509 - no threads yet
+                                   preexec_fn=_die_with_parent)
     http = f"http://127.0.0.1:{http_port}/api/v1/server"
     auth = "Basic " + base64.b64encode(f"root:{password}".encode()).decode()
 
@@ -231,10 +231,8 @@ def _wait_until_ready(server: BoltServer, process: subprocess.Popen[bytes]) -> N
 
 
 def process_wait(process: subprocess.Popen[Any], seconds: float) -> None:
-    try:
+    with suppress(subprocess.TimeoutExpired):
         process.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _tail(path: Path | None, lines: int = 30) -> str:

@@ -50,7 +50,7 @@ class Neo4jStore(GraphStore):
         except ProvrepairError:
             raise
         except Exception as exc:
-            raise map_driver_error(exc, query.path) from exc
+            raise map_driver_error(exc, query.path, self._databases[query.target]) from exc
         return [plain(record.data()) for record in records]
 
     def write(self, statements: Sequence[Statement]) -> None:
@@ -69,7 +69,7 @@ class Neo4jStore(GraphStore):
             except ProvrepairError:
                 raise
             except Exception as exc:
-                raise map_driver_error(exc, batch[0][0].path) from exc
+                raise map_driver_error(exc, batch[0][0].path, self._databases[target]) from exc
 
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:

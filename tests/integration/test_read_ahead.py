@@ -3,10 +3,11 @@
 On FalkorDB the statements are written to one connection as they are sent and their replies
 read, in order, when first asked for (a plan runs its support check on the server while the
 planner works on reach this way); over Bolt each runs when sent and its error is kept for
-its call. These hold what the planner relies on: each pending call returns its own statement's rows whatever order they are asked
-in, a failing statement raises at its own call while the others still answer, and after the
-block (left with replies unread, or by an exception) the store answers the next query with
-its own reply, never a stale one left on the socket.
+its call. These hold what the planner relies on: each pending call returns its own
+statement's rows whatever order they are asked in, a failing statement raises at its own
+call while the others still answer, and after the block (left with replies unread, or by an
+exception) the store answers the next query with its own reply, never a stale one left on
+the socket.
 """
 
 from __future__ import annotations
