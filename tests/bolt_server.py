@@ -54,19 +54,14 @@ class BoltServer:
     uri: str
     user: str
     password: str
-    _create: Callable[[str], None] | None = None    # a server that makes databases
-    _drop: Callable[[str], None] | None = None
+    _command: Callable[[str], None] | None = None   # ArcadeDB's server commands (HTTP)
     default_database: str = "neo4j"
     log: Path | None = None
     _made: list[str] = field(default_factory=list)
 
-    @property
-    def makes_databases(self) -> bool:
-        return self._create is not None
-
     def new_database(self) -> str:
         """A database no other test uses (ArcadeDB), or the server's one, emptied (Neo4j)."""
-        if self._create is None:
+        if self._command is None:
             import neo4j
 
             with neo4j.GraphDatabase.driver(self.uri, auth=(self.user, self.password)) as driver:
@@ -74,12 +69,22 @@ class BoltServer:
             return self.default_database
         # Distinct names: ArcadeDB's `neo4j` aliases whichever database the connection used last.
         name = f"t{secrets.token_hex(6)}"
-        self._create(name)
+        self._command(f"create database {name}")
         return name
 
+    def reader(self, database: str) -> tuple[str, str] | None:
+        """A user that may only read `database` (ArcadeDB's `reader` group), or None where
+        this server cannot make one (Neo4j Community has no roles)."""
+        if self._command is None:
+            return None
+        user, password = f"r{secrets.token_hex(4)}", secrets.token_urlsafe(12)
+        self._command("create user " + json.dumps({"name": user, "password": password,
+                                                   "databases": {database: ["reader"]}}))
+        return user, password
+
     def drop_database(self, name: str) -> None:
-        if self._drop is not None and name != self.default_database:
-            self._drop(name)
+        if self._command is not None and name != self.default_database:
+            self._command(f"drop database {name}")
 
 
 def describe_choice() -> str:
@@ -173,6 +178,7 @@ def arcadedb_server(workdir: Path) -> Iterator[BoltServer]:
         "arcadedb.bolt.host": "127.0.0.1",
         "arcadedb.bolt.port": bolt_port,
     }
+    _write_groups(workdir / "server" / "config")
     command = [java, "-Xms64m", "-Xmx1g", "-XX:+UseSerialGC",
                *(f"-D{key}={value}" for key, value in settings.items()),
                "-cp", classpath, "com.arcadedb.server.ArcadeDBServer"]
@@ -191,8 +197,7 @@ def arcadedb_server(workdir: Path) -> Iterator[BoltServer]:
             reply.read()
 
     server = BoltServer(ARCADEDB, describe_choice(), f"bolt://127.0.0.1:{bolt_port}", "root",
-                        password, lambda name: server_command(f"create database {name}"),
-                        lambda name: server_command(f"drop database {name}"), log=log_path)
+                        password, server_command, log=log_path)
     try:
         _wait_until_ready(server, process)
         yield server
@@ -203,6 +208,21 @@ def arcadedb_server(workdir: Path) -> Iterator[BoltServer]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _write_groups(config: Path) -> None:
+    """ArcadeDB's security groups: its default `admin` and `*` (no access), and `reader`,
+    which reads every type and changes nothing (a read-only role, as Neo4j's `reader`)."""
+    def group(access: list[str], records: list[str]) -> dict[str, Any]:
+        return {"resultSetLimit": -1, "readTimeout": -1, "access": access,
+                "types": {"*": {"access": records}}}
+
+    config.mkdir(parents=True, exist_ok=True)
+    groups = {"admin": group(["updateSecurity", "updateSchema", "updateDatabaseSettings"],
+                             ["createRecord", "readRecord", "updateRecord", "deleteRecord"]),
+              "reader": group([], ["readRecord"]), "*": group([], [])}
+    (config / "server-groups.json").write_text(
+        json.dumps({"databases": {"*": {"groups": groups}}, "version": 2}, indent=2))
 
 
 def _wait_until_ready(server: BoltServer, process: subprocess.Popen[bytes]) -> None:
