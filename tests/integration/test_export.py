@@ -243,6 +243,9 @@ def test_export_errors_never_print_credentials(exporter: Cli, server: ServerInfo
 
 
 @pytest.mark.neo4j
+@pytest.mark.arcadedb_differs("a second label change on a node under a unique constraint "
+                              "(Node.uid) fails with ConstraintValidationFailed, so "
+                              "label_latest_run.cypher cannot relabel; Neo4j allows any number")
 def test_export_to_neo4j(exporter: Cli, neo4j_store: GraphStore, bolt_server: BoltServer,
                          bolt_database: str) -> None:
     report = repaired(exporter)
