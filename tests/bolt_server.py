@@ -36,6 +36,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ class BoltServer:
             self._command(f"drop database {name}")
 
 
+@cache
 def describe_choice() -> str:
     """Which server the Neo4j-marked tests will use here (the test report's header line)."""
     if os.environ.get("PROVREPAIR_TEST_BOLT_URI"):

@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"bolt server for the neo4j-marked tests: {describe_choice()}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The same line at the end, where `-q` (make test) shows it too."""
+    if config.getoption("markexpr", "") != "not neo4j":
+        terminalreporter.write_line(f"bolt server for the neo4j-marked tests: {describe_choice()}")
 
 
 @pytest.fixture(scope="session")
