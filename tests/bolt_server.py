@@ -35,7 +35,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -58,7 +58,6 @@ class BoltServer:
     _command: Callable[[str], None] | None = None   # ArcadeDB's server commands (HTTP)
     default_database: str = "neo4j"
     log: Path | None = None
-    _made: list[str] = field(default_factory=list)
 
     def new_database(self) -> str:
         """A database no other test uses (ArcadeDB), or the server's one, emptied (Neo4j)."""
