@@ -155,10 +155,14 @@ def _java_and_classpath() -> tuple[str, str]:
     return str(java), os.path.join(get_jar_path(), "*")
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the test process dies, however it dies."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+def _death_signal() -> Callable[[], None] | None:
+    """For the child, before exec: SIGTERM when the test process dies, however it dies
+    (PR_SET_PDEATHSIG). libc is loaded here, in the parent: the child, forked from a process
+    with threads (xdist's), only makes the call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    return lambda: prctl(1, signal.SIGTERM)
 
 
 @contextmanager
@@ -186,7 +190,7 @@ def arcadedb_server(workdir: Path) -> Iterator[BoltServer]:
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, cwd=workdir,
-                                   preexec_fn=_die_with_parent)
+                                   preexec_fn=_death_signal())
     http = f"http://127.0.0.1:{http_port}/api/v1/server"
     auth = "Basic " + base64.b64encode(f"root:{password}".encode()).decode()
 
