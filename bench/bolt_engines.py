@@ -6,8 +6,9 @@
 FalkorDB: a throwaway embedded server (its own PROVREPAIR_HOME). Bolt: `--bolt-uri` with
 PROVREPAIR_TEST_BOLT_USER / PROVREPAIR_TEST_BOLT_PASSWORD (an existing Neo4j, database
 PROVREPAIR_TEST_BOLT_DATABASE, default neo4j, emptied first), else ArcadeDB's server from the
-dev extra, as the tests start it (tests/bolt_server.py), with a database of its own. Each store
-is migrated (`migrate_store`) first.
+dev extra, as the tests start it (`python -m tests.bolt_server`, a child process: a benchmark
+imports only the installed library), with a database of its own. Each store is migrated
+(`migrate_store`) first.
 
 Cases: `--random` random cases of 400 steps (provrepair.repair.bench.random_cases), then one
 planner target per `--regions` size (bench/plan.py's `target_case`: a poisoned memory whose
@@ -23,6 +24,7 @@ import importlib.util
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,15 +33,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # tests.bolt_server: the Bolt server the tests use
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.models import Case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.config import migrate_store
+from provrepair.repair.bench.random_cases import random_case
+from provrepair.repair.plan import compute_plan
 
-from provrepair.provenance.ingest import ingest_case  # noqa: E402
-from provrepair.provenance.models import Case  # noqa: E402
-from provrepair.provenance.store.base import GraphStore  # noqa: E402
-from provrepair.provenance.store.config import migrate_store  # noqa: E402
-from provrepair.repair.bench.random_cases import random_case  # noqa: E402
-from provrepair.repair.plan import compute_plan  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def planner_targets(regions: list[int]) -> list[tuple[int, Case]]:
@@ -72,23 +73,31 @@ def falkordb_store() -> Iterator[tuple[GraphStore, str]]:
 
 @contextmanager
 def bolt_store(uri: str | None) -> Iterator[tuple[GraphStore, str]]:
-    from provrepair.provenance.store.neo4j import Neo4jStore
-    from tests.bolt_server import BoltServer, arcadedb_server
+    import neo4j
 
-    with tempfile.TemporaryDirectory(prefix="provrepair-bench-bolt-") as tmp:
-        if uri:
-            server = BoltServer("neo4j", uri, uri, os.environ.get("PROVREPAIR_TEST_BOLT_USER") or "neo4j",
-                                os.environ.get("PROVREPAIR_TEST_BOLT_PASSWORD", ""),
-                                default_database=os.environ.get("PROVREPAIR_TEST_BOLT_DATABASE") or "neo4j")
-            database = server.new_database()
-            with Neo4jStore(server.uri, server.user, server.password, database=database) as store:
-                yield store, f"Bolt server at {uri}"
-            return
-        with arcadedb_server(Path(tmp)) as server:
-            database = server.new_database()
-            with Neo4jStore(server.uri, server.user, server.password, database=database) as store:
-                agent = store._driver.get_server_info().agent
-                yield store, f"{agent} (arcadedb-embedded, Bolt plugin, one JVM)"
+    from provrepair.provenance.store.neo4j import Neo4jStore
+
+    if uri:
+        user = os.environ.get("PROVREPAIR_TEST_BOLT_USER") or "neo4j"
+        password = os.environ.get("PROVREPAIR_TEST_BOLT_PASSWORD", "")
+        database = os.environ.get("PROVREPAIR_TEST_BOLT_DATABASE") or "neo4j"
+        with neo4j.GraphDatabase.driver(uri, auth=(user, password)) as driver:
+            driver.execute_query("MATCH (n) DETACH DELETE n", database_=database)
+        with Neo4jStore(uri, user, password, database=database) as store:
+            yield store, f"Bolt server at {uri}"
+        return
+    server = subprocess.Popen([sys.executable, "-m", "tests.bolt_server"], cwd=REPO,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        where = json.loads(server.stdout.readline() or "null")
+        if where is None:
+            raise RuntimeError("the ArcadeDB Bolt server did not start (python -m tests.bolt_server)")
+        with Neo4jStore(where["uri"], where["user"], where["password"],
+                        database=where["database"]) as store:
+            yield store, "ArcadeDB over Bolt (arcadedb-embedded, Bolt plugin, one JVM)"
+    finally:
+        server.communicate(timeout=60)  # stdin closed: the server stops
 
 
 def measure(open_store: Callable[[], Any], cases: list[Case], targets: list[tuple[int, Case]],

@@ -264,3 +264,20 @@ def _tail(path: Path | None, lines: int = 30) -> str:
     if path is None or not path.exists():
         return "(no log)"
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def serve() -> None:
+    """`python -m tests.bolt_server`: an ArcadeDB Bolt server with one database for a
+    benchmark script (bench/bolt_engines.py), which may not import the tests: one JSON line
+    on stdout (uri, user, password, database), then it runs until stdin closes."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="provrepair-bolt-") as tmp, \
+            arcadedb_server(Path(tmp)) as server:
+        print(json.dumps({"uri": server.uri, "user": server.user, "password": server.password,
+                          "database": server.new_database()}), flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    serve()
