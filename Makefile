@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed-stamp
 LINTDIR := tools/cypherlint
 EXAMPLES := $(wildcard examples/*.json)
 
-.PHONY: install demo test test-lock lint lint-cypher typecheck chromium postgres clean
+.PHONY: install demo test test-bolt test-lock lint lint-cypher typecheck chromium postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,8 +63,15 @@ postgres:
 
 # Every test, on every core (pytest-xdist; each worker has its own embedded server). The
 # planner's long property run is a deeper profile outside `make test`: bench/property.py.
+# The Neo4j-marked tests run too, over Bolt: ArcadeDB from the dev extra when no
+# PROVREPAIR_TEST_BOLT_URI or Docker engine is there (tests/bolt_server.py; the report's
+# header says which server ran).
 test: lint lint-cypher typecheck chromium postgres
 	$(BIN)/pytest -q -n auto --durations=15
+
+# Only the tests over Bolt, and a missing Bolt server is a failure, not a skip.
+test-bolt: install
+	PROVREPAIR_REQUIRE_NEO4J=1 $(BIN)/pytest -q -n auto -m neo4j
 
 # The lock and once-only tests, 20 iterations each (make test runs 2).
 test-lock: install

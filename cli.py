@@ -99,8 +99,9 @@ def main() -> None:
     +s/+ssc variants) with PROVREPAIR_USER/PROVREPAIR_PASSWORD to use Neo4j 5 instead.
     """
     # The Neo4j driver logs every retry of a failed transaction as a warning; the error we
-    # raise when it gives up is the one line a user needs.
-    logging.getLogger("neo4j").setLevel(logging.ERROR)
+    # raise when it gives up is the one line a user needs (and it logs a routing table it
+    # could not fetch as an error before raising it).
+    logging.getLogger("neo4j").setLevel(logging.CRITICAL)
 
 
 if __name__ == "__main__":

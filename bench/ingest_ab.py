@@ -30,7 +30,7 @@ from provrepair.provenance.store.config import open_store
 from provrepair.provenance.validate import parse_case
 case = parse_case(strict_json.loads(open(sys.argv[1], encoding="utf-8").read()))
 edges = derive_edges(case)
-store = open_store()
+store = open_store(migrate=True)
 gc.disable()
 start = time.perf_counter()
 status = ingest_case(store, case, edges=edges).status

@@ -31,7 +31,7 @@ from provrepair.repair.bench.generate import generate_cases
 tasks, window = int(sys.argv[1]), int(sys.argv[2])
 raws = [c.model_dump(mode="json") for c in generate_cases(42, limit=30)]
 cases = [parse_case(retask(raws[i % len(raws)], f"bulk-{i:05d}")) for i in range(tasks)]
-store = open_store()
+store = open_store(migrate=True)
 times = []
 for case in cases:
     start = time.perf_counter()

@@ -63,7 +63,7 @@ def agent_thread_time(provider: TracerProvider, spans: int, run: int) -> float:
 
 
 def overhead(spans: int) -> dict[str, float]:
-    store = open_store()
+    store = open_store(migrate=True)
     setups = {"no processor": lambda: TracerProvider(),
               "batch + dropping exporter": lambda: _with(Drop()),
               "batch + provrepair exporter": lambda: _with(ProvrepairSpanExporter(store))}
@@ -89,7 +89,7 @@ def precision() -> dict[str, dict[str, int]]:
     explicit["messages"][2]["evidence"] = ["u_001"]
     explicit["messages"][4]["evidence"] = ["m_price_c", "call_a"]
     out = {}
-    with open_store() as store:
+    with open_store(migrate=True) as store:
         for name, variant in (("conservative", raw), ("explicit evidence", explicit)):
             case = transcript_case(variant, "t")
             ingest_case(store, case, replace=True)

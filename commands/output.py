@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.embedded import ServerInfo
+
+if TYPE_CHECKING:  # the embedded server module loads redis: only when a command needs it
+    from provrepair.provenance.store.embedded import ServerInfo
 
 
 def emit_json(data: Any) -> None:

@@ -1,15 +1,26 @@
-"""`provrepair db start|stop|status`: the embedded FalkorDB store (or the configured one)."""
+"""`provrepair db start|stop|status|migrate`: the embedded FalkorDB store (or the configured
+one). The schema (indexes, constraints) and data migrations run at `db start` and
+`db migrate` only, so every other read command writes nothing (provenance/store/config.py,
+`migrate_store`)."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from provrepair.commands.output import emit_json
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.embedded import EmbeddedServer
+
+if TYPE_CHECKING:  # loads redis: imported by the commands that need it (not `--help`)
+    from provrepair.provenance.store.embedded import EmbeddedServer
+
+
+def _embedded() -> EmbeddedServer:
+    from provrepair.provenance.store.embedded import EmbeddedServer
+
+    return EmbeddedServer()
 
 
 @click.group()
@@ -20,9 +31,14 @@ def db() -> None:
 @db.command("start")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def db_start(as_json: bool) -> None:
-    """Start the embedded store (a no-op when it already runs)."""
-    server = EmbeddedServer()
+    """Start the embedded store (a no-op when it already runs) and migrate its graph."""
+    from provrepair.provenance.store.config import open_store
+
+    server = _embedded()
     info, started = server.start()
+    if not os.environ.get("PROVREPAIR_URI"):  # the embedded graph (PROVREPAIR_GRAPH) is the store
+        with open_store(migrate=True):
+            pass
     data = {"started": started, "uri": info.uri, "pid": info.pid, "data_dir": str(info.home)}
     if as_json:
         emit_json(data)
@@ -36,7 +52,7 @@ def db_start(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def db_stop(as_json: bool) -> None:
     """Stop the embedded store, flushing its data to disk."""
-    info = EmbeddedServer().stop()
+    info = _embedded().stop()
     if as_json:
         emit_json({"stopped": info is not None, "pid": info.pid if info else None})
     else:
@@ -49,7 +65,7 @@ def db_status(as_json: bool) -> None:
     """Where the store is, whether it runs, and how many nodes it holds."""
     from provrepair.provenance.store.config import open_store
 
-    server = EmbeddedServer()
+    server = _embedded()
     status: dict[str, Any]
     if os.environ.get("PROVREPAIR_URI"):
         with open_store() as st:
@@ -71,6 +87,25 @@ def db_status(as_json: bool) -> None:
             click.echo(f"{'nodes':<9} {counts}")
         else:
             click.echo(f"{key:<9} {value}")
+
+
+@db.command("migrate")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def db_migrate(as_json: bool) -> None:
+    """Create the schema (indexes, constraints) and run the data migrations on the configured
+    store; idempotent. Needs schema rights (Neo4j: an admin or architect role): run it once
+    per database, after which a read-only user can run every read command."""
+    from provrepair.provenance.store.config import open_store
+
+    with open_store(migrate=True) as st:
+        where = st.describe()
+        statements = len(st.registry.schema[st.engine])
+    if as_json:
+        emit_json({"migrated": True, **where, "schema_statements": statements})
+        return
+    shown = ", ".join(f"{k} {v}" for k, v in where.items() if k != "engine")
+    click.echo(f"migrated {where['engine']} ({shown}): {statements} schema statements, "
+               "data migrations done")
 
 
 def _node_counts(st: GraphStore) -> dict[str, int]:

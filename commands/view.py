@@ -67,8 +67,9 @@ def export(task_id: str, uri: str, database: str, graph: str, as_json: bool) -> 
     from provrepair.provenance.store.config import EXPORT_CREDENTIALS, connect
     from provrepair.view.export import export_task
 
+    # the target is written, so it gets its schema first (as `db migrate` would)
     with store() as source, connect(uri, EXPORT_CREDENTIALS, database=database,
-                                    graph=graph) as target:
+                                    graph=graph, migrate=True) as target:
         if source.identity() == target.identity():
             raise ConfigError(f"--to {uri} is the store the task is read from "
                               "(pick another --graph or --database)")

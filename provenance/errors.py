@@ -16,7 +16,10 @@
     │   ├── TargetMismatch            the target is not the agent's memory store (no such
     │   │                             path, another namespace or value key, another database)
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
-    │   └── StoreUnavailable          the store cannot be reached or started (with the reason)
+    │   ├── StoreUnavailable          the store cannot be reached or started (with the reason),
+    │   │                             or has no such database
+    │   └── AccessDenied              the store refused a statement to this user (a read-only
+    │                                 role writing, a user without schema rights migrating)
     └── InternalError                 our bug: a traceback is printed
         ├── QueryFileError            a cypher/ file is malformed (file:line in the message)
         └── StoreError                the engine rejected a query we sent (driver error mapped)
@@ -26,6 +29,8 @@ by `provenance.validate`; nothing else in the product raises bare library errors
 """
 
 from __future__ import annotations
+
+import sys
 
 
 class ProvrepairError(Exception):
@@ -114,6 +119,10 @@ class StoreUnavailable(UserError):
     """The graph store cannot be reached or started."""
 
 
+class AccessDenied(UserError):
+    """The graph store refused a statement to the connected user (its role's rights)."""
+
+
 class InternalError(ProvrepairError):
     """A bug in provrepair itself; the CLI shows a traceback."""
 
@@ -126,19 +135,35 @@ class StoreError(InternalError):
     """The engine rejected a query provrepair sent."""
 
 
-def map_driver_error(exc: BaseException, query_name: str) -> ProvrepairError:
+def map_driver_error(exc: BaseException, query_name: str,
+                     database: str | None = None) -> ProvrepairError:
     """Translate an engine/driver exception into the project tree.
 
-    Connection and authentication failures are the user's environment (StoreUnavailable);
-    anything the engine says about a query we sent is our bug (StoreError).
+    Connection and authentication failures are the user's environment (StoreUnavailable),
+    and so are a database that does not exist and a right the user's role lacks; anything
+    else the engine says about a query we sent is our bug (StoreError). A driver is only
+    consulted if it is loaded: an exception can only come from a client already imported.
     """
-    import neo4j.exceptions as neo
-    import redis.exceptions as rex
-
+    rex = sys.modules.get("redis.exceptions")
+    neo = sys.modules.get("neo4j.exceptions")
     # Authentication first: redis' AuthenticationError is a ConnectionError subclass.
-    if isinstance(exc, (rex.AuthenticationError, neo.AuthError)):
+    if (rex and isinstance(exc, rex.AuthenticationError)) or (neo and isinstance(exc, neo.AuthError)):
         return StoreUnavailable(f"the graph store refused the credentials: {type(exc).__name__}")
-    if isinstance(exc, (rex.ConnectionError, rex.TimeoutError, neo.ServiceUnavailable,
-                        neo.SessionExpired, ConnectionError, OSError)):
+    if neo is not None and isinstance(exc, neo.Neo4jError):
+        code, said = exc.code or "", exc.message or str(exc)
+        if code == "Neo.ClientError.Database.DatabaseNotFound":
+            return StoreUnavailable(f"the graph store has no database {database or ''!r}: create it, "
+                                    f"or name an existing one (PROVREPAIR_DATABASE; export: "
+                                    f"--database) ({said})")
+        if code.startswith("Neo.ClientError.Security."):
+            hint = ("; the schema is created once by a user with schema rights: provrepair db "
+                    "migrate" if "/schema/" in query_name else "")
+            return AccessDenied(f"the graph store refused {query_name} to this user: {said}{hint}")
+    unreachable: tuple[type[BaseException], ...] = (ConnectionError, OSError)
+    if rex is not None:
+        unreachable += (rex.ConnectionError, rex.TimeoutError)
+    if neo is not None:
+        unreachable += (neo.ServiceUnavailable, neo.SessionExpired)
+    if isinstance(exc, unreachable):
         return StoreUnavailable(f"cannot reach the graph store ({query_name}): {exc}")
     return StoreError(f"query {query_name} failed: {exc}")

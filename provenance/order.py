@@ -16,8 +16,8 @@ from provrepair.provenance.vocab import StepType
 T = TypeVar("T")
 
 
-def last_final_answer(answers: Iterable[T], order: Callable[[T], tuple[int, int]]) -> T | None:
-    """Of a task's final_answer steps, the last by `order` = (timestamp, trace position)."""
+def last_final_answer(answers: Iterable[T], order: Callable[[T], tuple[int | str, ...]]) -> T | None:
+    """Of a task's final_answer steps, the last by `order` = (timestamp, trace position[, id])."""
     return max(answers, key=order, default=None)
 
 

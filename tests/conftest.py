@@ -1,8 +1,8 @@
-"""Shared fixtures: the real embedded FalkorDB server and, where Docker answers, Neo4j 5.
+"""Shared fixtures: the real embedded FalkorDB server and a Bolt server (tests/bolt_server.py).
 
-`store` is parametrized over both engines: the same test bodies run on FalkorDB (always)
-and on Neo4j through testcontainers (skipped, with the reason, when no Docker engine
-answers). Each test gets its own FalkorDB graph, so tests never see each other's data.
+`store` is parametrized over both engines: the same test bodies run on FalkorDB and over
+Bolt with the Neo4j driver (an existing Neo4j, Neo4j in Docker, or ArcadeDB's server from
+the dev extra, in that order). Each test gets its own FalkorDB graph, so tests never see each other's data.
 """
 
 from __future__ import annotations
@@ -19,9 +19,26 @@ import pytest
 
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
+from tests.bolt_server import ARCADEDB, BoltServer, ServerStartError, describe_choice
+from tests.bolt_server import bolt_server as start_bolt_server
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "arcadedb_differs(reason): where ArcadeDB's Bolt server "
+                            "differs from Neo4j; a strict xfail there only")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"bolt server for the neo4j-marked tests: {describe_choice()}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The same line at the end, where `-q` (make test) shows it too."""
+    if config.getoption("markexpr", "") != "not neo4j":
+        terminalreporter.write_line(f"bolt server for the neo4j-marked tests: {describe_choice()}")
 
 
 @pytest.fixture(scope="session")
@@ -57,36 +74,38 @@ def falkordb_store(server: ServerInfo, server_home: Path, graph_name: str) -> It
 
 
 @pytest.fixture(scope="session")
-def neo4j_container() -> Iterator[Any]:
-    reason = docker_unavailable_reason()
-    if reason:
-        message = f"Neo4j tests need a Docker engine for testcontainers: {reason}"
+def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
+    """The Bolt server of this test process (tests/bolt_server.py: an existing Neo4j, Neo4j
+    in Docker, or ArcadeDB from the dev extra). Without one the Neo4j-marked tests skip,
+    saying why, or fail under PROVREPAIR_REQUIRE_NEO4J=1 (CI)."""
+    try:
+        with start_bolt_server(tmp_path_factory.mktemp("bolt")) as server:
+            yield server
+    except (ImportError, ServerStartError) as exc:
+        message = f"Neo4j-marked tests need a Bolt server: {type(exc).__name__}: {exc}"
         if os.environ.get("PROVREPAIR_REQUIRE_NEO4J") == "1":  # a machine that must run them
             pytest.fail(message + " (PROVREPAIR_REQUIRE_NEO4J=1)")
         pytest.skip(message)
-    from testcontainers.neo4j import Neo4jContainer
-
-    with Neo4jContainer("neo4j:5") as container:
-        yield container
-
-
-def docker_unavailable_reason() -> str | None:
-    try:
-        import docker
-
-        docker.from_env(timeout=3).ping()
-    except Exception as exc:  # any failure means: no engine we can use
-        return f"no Docker engine answers ({type(exc).__name__}: {str(exc)[:120]})"
-    return None
 
 
 @pytest.fixture
-def neo4j_store(neo4j_container: Any) -> Iterator[GraphStore]:
+def bolt_database(bolt_server: BoltServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A clean database for this test; where ArcadeDB differs from Neo4j (the test's
+    `arcadedb_differs` mark says how), the test is a strict expected failure there."""
+    differs = request.node.get_closest_marker("arcadedb_differs")
+    if differs is not None and bolt_server.kind == ARCADEDB:
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=f"ArcadeDB: {differs.args[0]}"))
+    name = bolt_server.new_database()
+    yield name
+    bolt_server.drop_database(name)
+
+
+@pytest.fixture
+def neo4j_store(bolt_server: BoltServer, bolt_database: str) -> Iterator[GraphStore]:
     from provrepair.provenance.store.neo4j import Neo4jStore
 
-    store = Neo4jStore(neo4j_container.get_connection_url(), neo4j_container.username,
-                       neo4j_container.password)
-    store._driver.execute_query("MATCH (n) DETACH DELETE n", database_="neo4j")
+    store = Neo4jStore(bolt_server.uri, bolt_server.user, bolt_server.password,
+                       database=bolt_database)
     store.ensure_schema()
     yield store
     store.close()
@@ -122,14 +141,14 @@ def cli(server_home: Path, server: ServerInfo, graph_name: str) -> Cli:
 @pytest.fixture(params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def engine_cli(request: pytest.FixtureRequest, server_home: Path, server: ServerInfo,
                graph_name: str) -> Cli:
-    """The console script against either engine: the embedded store, or Neo4j 5 through
-    PROVREPAIR_URI (testcontainers; skipped, saying why, without a Docker engine)."""
+    """The console script against either engine: the embedded store, or the Bolt server
+    through PROVREPAIR_URI and PROVREPAIR_DATABASE."""
     cli = Cli(server_home, graph_name)
     if request.param == "neo4j":
         request.getfixturevalue("neo4j_store")  # a clean database with its schema
-        container = request.getfixturevalue("neo4j_container")
-        cli.env.update(PROVREPAIR_URI=container.get_connection_url(),
-                       PROVREPAIR_USER=container.username,
-                       PROVREPAIR_PASSWORD=container.password)
+        bolt: BoltServer = request.getfixturevalue("bolt_server")
+        cli.env.update(PROVREPAIR_URI=bolt.uri, PROVREPAIR_USER=bolt.user,
+                       PROVREPAIR_PASSWORD=bolt.password,
+                       PROVREPAIR_DATABASE=request.getfixturevalue("bolt_database"))
     return cli
 

@@ -6,8 +6,10 @@
 // generating action may lie anywhere, and of a node --explain names; see
 // list_out_edges.cypher for the untyped pattern, $labels and the one-row result). Edges from
 // nodes written by repair runs, and a repair run's marks (other types), are not returned.
+// Written from the indexed node (v:Node {uid}): as (w)-[r]->(v {uid}) a Bolt server planned
+// it from w and scanned (0.36 s against 0.013 s per statement on ArcadeDB, issue 27).
 UNWIND $uids AS u
-MATCH (w)-[r]->(v:Node {uid: u})
+MATCH (v:Node {uid: u})<-[r]-(w)
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
 WITH collect(u) AS anchors, collect(type(r)) AS labels,

@@ -7,8 +7,10 @@
 // checkable only if it has a DERIVE input at all). Insufficient edges cannot preserve
 // anything, and most inputs are insufficient: filtering them here keeps them off the wire
 // (--explain fetches a node's whole input list when it names what was rejected).
+// Written from the indexed node (v:Node {uid}): as (w)-[r]->(v {uid}) a Bolt server planned
+// it from w and scanned (0.36 s against 0.013 s per statement on ArcadeDB, issue 27).
 UNWIND $uids AS u
-MATCH (w)-[r]->(v:Node {uid: u})
+MATCH (v:Node {uid: u})<-[r]-(w)
 WITH u, r, w
 WHERE w.origin_run IS NULL AND type(r) IN $labels
   AND (r.sufficient = true OR type(r) IN $any_sufficiency)

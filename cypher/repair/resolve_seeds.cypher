@@ -17,7 +17,7 @@ RETURN u AS fault_uid, 'failed_mutation' AS relation,
        w.position AS position
 UNION ALL
 UNWIND $uids AS u
-MATCH (w:Node)-[:PRODUCE]->(m:Node {uid: u})
+MATCH (m:Node {uid: u})<-[:PRODUCE]-(w:Node)
 RETURN u AS fault_uid, 'producer' AS relation,
        w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
        w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,

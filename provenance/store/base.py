@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
-from provrepair.provenance.errors import InternalError
+from provrepair.provenance.errors import InternalError, ProvrepairError
 from provrepair.provenance.store.queries import Query, QueryRegistry, load_registry
 
 Row = dict[str, Any]
@@ -107,13 +107,23 @@ class GraphStore(ABC):
 
 class ReadAhead:
     """`send(name, params)` → a `Pending` whose call returns the rows. Replies are read in
-    the order sent; a statement's error surfaces no later than its call (here, at `send`)."""
+    the order sent; a statement's error is raised by its own call, on every engine, so a
+    caller's handler around that call sees it (here the statement runs at `send`, and the
+    error it met is kept for the call, as FalkorDB's pipelined reply is read there)."""
 
     def __init__(self, store: GraphStore):
         self.store = store
 
     def send(self, name: str, params: Mapping[str, Any]) -> Pending:
-        rows = self.store.run(name, params)
+        self.store._checked(name, params)  # our own bug (a wrong call): raised where made
+        try:
+            rows = self.store.run(name, params)
+        except ProvrepairError as exc:
+            failed = exc
+
+            def reraise() -> list[Row]:
+                raise failed
+            return reraise
         return lambda: rows
 
 

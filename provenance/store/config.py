@@ -20,15 +20,19 @@ variables a `Credentials` names, so an error can say which variable to set.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
+
+if TYPE_CHECKING:
+    from provrepair.provenance.store.embedded import ServerInfo
 
 NEO4J_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 DEFAULT_GRAPH = "provrepair"
@@ -56,8 +60,10 @@ EXPORT_CREDENTIALS = Credentials("PROVREPAIR_EXPORT_USER", "PROVREPAIR_EXPORT_PA
 
 
 def connect(uri: str, credentials: Credentials, *, database: str = "neo4j",
-            vault_database: str | None = None, graph: str = DEFAULT_GRAPH) -> GraphStore:
-    """Open the store at `uri` (Neo4j or an external FalkorDB) with its indexes ready."""
+            vault_database: str | None = None, graph: str = DEFAULT_GRAPH,
+            migrate: bool = False) -> GraphStore:
+    """Open the store at `uri` (Neo4j or an external FalkorDB); with `migrate`, create its
+    schema first (`migrate_store`). Without, nothing is written on connecting."""
     try:
         parts = urlsplit(uri)
     except ValueError as exc:  # e.g. bolt://[::1:7687
@@ -76,7 +82,7 @@ def connect(uri: str, credentials: Credentials, *, database: str = "neo4j",
         if isinstance(exc, ProvrepairError):
             raise
         raise _not_a_store(uri, exc) from exc
-    return _with_schema(store)
+    return _migrated(store) if migrate else store
 
 
 def _not_a_store(uri: str, exc: Exception) -> ProvrepairError:
@@ -87,14 +93,17 @@ def _not_a_store(uri: str, exc: Exception) -> ProvrepairError:
 
 
 def _refused_credentials(exc: BaseException) -> bool:
-    """The driver's own authentication error, here or as the cause of our mapped one."""
-    import neo4j.exceptions as neo
-    import redis.exceptions as rex
-
+    """The driver's own authentication error, here or as the cause of our mapped one (a
+    driver not loaded raised nothing: neither is imported for the check)."""
+    rex = sys.modules.get("redis.exceptions")
+    neo = sys.modules.get("neo4j.exceptions")
     for err in (exc, exc.__cause__):
-        if isinstance(err, (rex.AuthenticationError, neo.AuthError)):
+        if neo is not None and isinstance(err, neo.AuthError):
             return True
-        if isinstance(err, rex.ResponseError) and str(err).startswith(("NOAUTH", "WRONGPASS")):
+        if rex is not None and isinstance(err, rex.AuthenticationError):
+            return True
+        if (rex is not None and isinstance(err, rex.ResponseError)
+                and str(err).startswith(("NOAUTH", "WRONGPASS"))):
             return True
     return False
 
@@ -137,11 +146,21 @@ def _open_uri(uri: str, credentials: Credentials, database: str, vault_database:
                       f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
 
 
-def _with_schema(store: GraphStore) -> GraphStore:
+def migrate_store(store: GraphStore) -> None:
+    """The schema and data migrations, idempotent: the indexes and constraints of
+    cypher/schema/<engine>/ and the back-fill of runs recorded before they carried
+    `finished`. Run by `provrepair db start` / `db migrate` (and when a command starts the
+    embedded store), never on an ordinary connection: a read-only user (Neo4j Enterprise,
+    Aura) can then run every read command. Without the schema every statement still works,
+    only without indexes (slower), so a read on a store nobody migrated answers anyway."""
+    store.ensure_schema()
+    # runs recorded before they carried `finished` (provenance/state/runs.py)
+    store.run("backfill_run_finished", run_params("finished_statuses"))
+
+
+def _migrated(store: GraphStore) -> GraphStore:
     try:
-        store.ensure_schema()
-        # runs recorded before they carried `finished` (provenance/state/runs.py)
-        store.run("backfill_run_finished", run_params("finished_statuses"))
+        migrate_store(store)
     except BaseException:
         store.close()
         raise
@@ -149,19 +168,23 @@ def _with_schema(store: GraphStore) -> GraphStore:
 
 
 def open_store(home: Path | None = None,
-               on_start: Callable[[ServerInfo], None] | None = None) -> GraphStore:
-    """Open the configured store; start the embedded one if needed (`on_start` is told)."""
+               on_start: Callable[[ServerInfo], None] | None = None, *,
+               migrate: bool = False) -> GraphStore:
+    """Open the configured store; start the embedded one if needed (`on_start` is told, and
+    a store started here is migrated, as `db start` does). `migrate` migrates in any case."""
     uri = os.environ.get("PROVREPAIR_URI", "").strip()
     if uri:
         return connect(uri, STORE_CREDENTIALS,
                        database=os.environ.get("PROVREPAIR_DATABASE", "neo4j"),
                        vault_database=os.environ.get("PROVREPAIR_VAULT_DATABASE"),
-                       graph=graph_name())
-    return _with_schema(_open_embedded(home, on_start))
+                       graph=graph_name(), migrate=migrate)
+    store, started = _open_embedded(home, on_start)
+    return _migrated(store) if migrate or started else store
 
 
 def _open_embedded(home: Path | None,
-                   on_start: Callable[[ServerInfo], None] | None) -> GraphStore:
+                   on_start: Callable[[ServerInfo], None] | None) -> tuple[GraphStore, bool]:
+    from provrepair.provenance.store.embedded import EmbeddedServer
     from provrepair.provenance.store.falkordb import FalkorDBStore
 
     server = EmbeddedServer(home)
@@ -170,7 +193,7 @@ def _open_embedded(home: Path | None,
         on_start(info)
     graph = graph_name()
     return FalkorDBStore(info.host, info.port, server.password(), graph=graph,
-                         vault_graph=f"{graph}_vault")
+                         vault_graph=f"{graph}_vault"), started
 
 
 def graph_name() -> str:

@@ -26,6 +26,12 @@ GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair
 
 
+def absent_graph(query: Query, exc: Exception) -> bool:
+    """A read of a graph nothing has written yet (no schema either: `db migrate` makes the
+    graph): FalkorDB refuses it ("empty key"); it is an empty graph, so the read has no rows."""
+    return query.mode == "read" and "empty key" in str(exc)
+
+
 @contextmanager
 def driver_errors(query: Query) -> Iterator[None]:
     """Client and server errors of one statement, mapped to ours (naming the query file)."""
@@ -55,8 +61,13 @@ class FalkorDBStore(GraphStore):
         # The same command the client's query()/ro_query() sends; the reply is decoded by
         # falkordb_wire (the client's per-value parse was most of a plan's client time).
         with driver_errors(query):
-            reply = graph.execute_command(*self._command(query, params))
-            check_reply(reply)
+            try:
+                reply = graph.execute_command(*self._command(query, params))
+                check_reply(reply)
+            except Exception as exc:
+                if absent_graph(query, exc):
+                    return []
+                raise
         return rows(graph, reply)
 
     def _command(self, query: Query, params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -118,10 +129,15 @@ class FalkorDBStore(GraphStore):
     @staticmethod
     def _read_reply(conn: Any, query: Query) -> Any:
         """The next raw reply on `conn`, checked for errors (not decoded: run_each reads no
-        rows, PipelinedReads decodes them when asked for)."""
+        rows, PipelinedReads decodes them when asked for); None for a read of an absent graph."""
         with driver_errors(query):
-            reply = conn.read_response()
-            check_reply(reply)
+            try:
+                reply = conn.read_response()
+                check_reply(reply)
+            except Exception as exc:
+                if absent_graph(query, exc):
+                    return None
+                raise
         return reply
 
     def ensure_schema(self) -> None:
@@ -194,7 +210,7 @@ class PipelinedReads(ReadAhead):
         try:
             raw = self._receive(reply.query)
             with driver_errors(reply.query):
-                reply.rows = rows(graph, raw)
+                reply.rows = [] if raw is None else rows(graph, raw)
         except ProvrepairError as exc:
             reply.error = exc
 

@@ -2,6 +2,10 @@
 
 A write unit (`write`) is one managed transaction, retried by the driver on transient
 errors; the statements are idempotent anyway, so a retry cannot duplicate anything.
+On a cluster (`neo4j://`) each statement goes where its registry mode says: `mode: read`
+to a follower (READ routing), writes to the leader; one bookmark manager (the driver's
+execute_query one) carries every write's bookmark to the reads after it, so a read never
+misses a write made before it by the same store (README, "Running on a Neo4j cluster").
 The vault (evaluation-only data) lives in PROVREPAIR_VAULT_DATABASE when set, else in the
 same database under its own label, which no planner query matches.
 """
@@ -41,6 +45,10 @@ class Neo4jStore(GraphStore):
                 self._driver.close()
             raise map_driver_error(exc, f"connect to {uri}") from exc
 
+    @property
+    def _bookmarks(self) -> neo4j.BookmarkManager:
+        return self._driver.execute_query_bookmark_manager
+
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
         routing = neo4j.RoutingControl.READ if query.mode == "read" else neo4j.RoutingControl.WRITE
         try:
@@ -50,7 +58,7 @@ class Neo4jStore(GraphStore):
         except ProvrepairError:
             raise
         except Exception as exc:
-            raise map_driver_error(exc, query.path) from exc
+            raise map_driver_error(exc, query.path, self._databases[query.target]) from exc
         return [plain(record.data()) for record in records]
 
     def write(self, statements: Sequence[Statement]) -> None:
@@ -64,12 +72,15 @@ class Neo4jStore(GraphStore):
                 for query, params in batch:
                     tx.run(query.text, dict(params)).consume()
             try:
-                with self._driver.session(database=self._databases[target]) as session:
+                # the bookmark manager execute_query reads with: a read after this write
+                # (routed to a follower on a cluster) waits until the follower has it
+                with self._driver.session(database=self._databases[target],
+                                          bookmark_manager=self._bookmarks) as session:
                     session.execute_write(work)
             except ProvrepairError:
                 raise
             except Exception as exc:
-                raise map_driver_error(exc, batch[0][0].path) from exc
+                raise map_driver_error(exc, batch[0][0].path, self._databases[target]) from exc
 
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:

@@ -105,7 +105,7 @@ def bench_store(graph: str) -> Iterator[GraphStore]:
     saved = os.environ.get("PROVREPAIR_GRAPH")
     os.environ["PROVREPAIR_GRAPH"] = graph
     try:
-        store = open_store()
+        store = open_store(migrate=True)  # a scratch graph of its own: its schema first
     finally:
         if saved is None:
             os.environ.pop("PROVREPAIR_GRAPH", None)

@@ -64,9 +64,11 @@ class Node:
     def is_a(self, step_type: StepType) -> bool:
         return self.step_type == step_type  # a StrEnum member equals its value
 
-    def order(self) -> tuple[int, int]:
-        """Trace order: timestamp, ties by trace position."""
-        return (self.ts, self.position)
+    def order(self) -> tuple[int, int, str]:
+        """Trace order: timestamp, ties by trace position, then by id (a memory and the step
+        that wrote it share both: without the id their order followed set iteration, which
+        changes with PYTHONHASHSEED)."""
+        return (self.ts, self.position, self.id)
 
 
 # One edge seen from an anchor: (anchor node, edge label, far node, the edge's `sufficient`

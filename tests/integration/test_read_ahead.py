@@ -2,14 +2,17 @@
 
 On FalkorDB the statements are written to one connection as they are sent and their replies
 read, in order, when first asked for (a plan runs its support check on the server while the
-planner works on reach this way); on Neo4j each runs when sent. These hold what the planner
-relies on: each pending call returns its own statement's rows whatever order they are asked
-in, a failing statement raises at its own call while the others still answer, and after the
-block (left with replies unread, or by an exception) the store answers the next query with
-its own reply, never a stale one left on the socket.
+planner works on reach this way); over Bolt each runs when sent and its error is kept for
+its call. These hold what the planner relies on: each pending call returns its own
+statement's rows whatever order they are asked in, a failing statement raises at its own
+call while the others still answer, and after the block (left with replies unread, or by an
+exception) the store answers the next query with its own reply, never a stale one left on
+the socket.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +20,7 @@ from provrepair.provenance.errors import StoreError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.queries import parse_query
 from tests.helpers import example_case
 
 TASK = "read-ahead"
@@ -38,16 +42,28 @@ def test_each_pending_call_returns_its_own_rows_in_any_order(store: GraphStore) 
     assert pending[1]() == answers[1]  # asked again: the same rows, nothing read twice
 
 
+# A statement every engine rejects when it runs (Neo4j's ArithmeticError `/ by zero`), not
+# when it is parsed or planned: a test's own query, beside the product's registry.
+DIVIDE = """// name: divide_by
+// mode: read
+// params: divisor
+RETURN 1 / $divisor AS quotient
+"""
+
+
 def test_a_failing_statement_raises_at_its_own_call(store: GraphStore) -> None:
     uids = stored_uids(store)
+    divide = parse_query(DIVIDE, "tests/divide_by.cypher")
+    store.registry = replace(store.registry, queries={**store.registry.queries, "divide_by": divide})
     with store.read_ahead() as reads:
         before = reads.send("get_nodes", {"uids": uids[:1]})
-        broken = reads.send("list_in_edges", {"uids": uids, "labels": 5})  # `IN 5`: a type error
+        broken = reads.send("divide_by", {"divisor": 0})
         after = reads.send("get_nodes", {"uids": uids[1:2]})
         assert after()[0]["uid"] == uids[1]
         assert before()[0]["uid"] == uids[0]
-        with pytest.raises(StoreError, match=r"list_in_edges\.cypher"):
+        with pytest.raises(StoreError, match=r"divide_by\.cypher"):
             broken()
+        assert reads.send("divide_by", {"divisor": 2})() == [{"quotient": 0}]
 
 
 def test_the_store_answers_after_a_block_left_with_replies_unread(store: GraphStore) -> None:
