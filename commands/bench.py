@@ -31,8 +31,8 @@ def bench() -> None:
 def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: int | None,
              as_json: bool) -> None:
     """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
-    from provrepair.repair.bench.generate import MANIFEST, generate_benchmark
-    from provrepair.repair.bench.summary import table
+    from provrepair.benchmark.generate import MANIFEST, generate_benchmark
+    from provrepair.benchmark.summary import table
 
     with ProgressBar(quiet=as_json) as bar:
         summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
@@ -60,7 +60,7 @@ def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: in
 def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
         limit: int | None, as_json: bool) -> None:
     """Run methods over the cases and write the paper's tables and plot."""
-    from provrepair.repair.bench.run import run_benchmark
+    from provrepair.benchmark.run import run_benchmark
 
     with ProgressBar(quiet=as_json) as bar:
         summary, text = run_benchmark(cases, methods, reasoner, model, out, limit=limit,
@@ -89,8 +89,8 @@ def sweep(levels: str, seed: int, answerable: float, methods: str, out: Path,
           limit: int | None, as_json: bool) -> None:
     """Every method over provenance fidelity levels: recovery, recurrence, claim F1 and
     replay ratio per level (sweep.md, sweep.csv, quality_vs_fidelity.png). Offline."""
+    from provrepair.benchmark.sweep import run_sweep
     from provrepair.provenance.errors import InputError
-    from provrepair.repair.bench.sweep import run_sweep
 
     try:
         parsed = [float(v) for v in levels.split(",") if v.strip()]
@@ -110,8 +110,8 @@ def sweep(levels: str, seed: int, answerable: float, methods: str, out: Path,
 def clean(as_json: bool) -> None:
     """Remove what benchmark runs left in the configured store: the provrepair_bench_*
     graphs on FalkorDB, the <task>::<method> tasks on Neo4j. Your own tasks stay."""
+    from provrepair.benchmark.clean import clean_benchmarks
     from provrepair.provenance.store.config import open_store
-    from provrepair.repair.bench.clean import clean_benchmarks
 
     with open_store() as store:
         removed = clean_benchmarks(store)

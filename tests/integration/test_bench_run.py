@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.run import run_benchmark
 from provrepair.provenance.ingest import list_tasks
 from provrepair.provenance.store.config import open_store
-from provrepair.repair.bench.run import run_benchmark
 from provrepair.repair.methods import METHODS
 from tests.conftest import Cli
 

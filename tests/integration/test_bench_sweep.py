@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from provrepair.repair.bench.generate import generate_cases
+from provrepair.benchmark.generate import generate_cases
 from tests.conftest import Cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from provrepair.benchmark.cases import retask
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.bench.cases import retask
 from provrepair.repair.methods import METHODS
 from provrepair.repair.methods.common import check_case_plan
 from provrepair.repair.plan.model import RepairPlan

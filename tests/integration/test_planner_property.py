@@ -1,5 +1,5 @@
 """Property: the Cypher planner equals a small in-memory implementation of the same spec
-(repair/plan/reference.py, written independently) on random provenance DAGs.
+(benchmark/reference.py, written independently) on random provenance DAGs.
 
 PROVREPAIR_PROPERTY_EXAMPLES sets the number of examples (default 500, the profile `make test`
 runs); `python bench/property.py deep` is the longer profile, and `python bench/property.py
@@ -14,11 +14,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
+from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan import compute_plan
-from provrepair.repair.plan.reference import plan_in_memory
 from tests.strategies import provenance_cases
 
 EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_EXAMPLES", "500"))

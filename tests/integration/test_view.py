@@ -167,7 +167,7 @@ def test_a_task_without_runs_is_drawn_by_kind(cli: Cli, chromium: str, tmp_path:
 
 def test_five_thousand_nodes_render(cli: Cli, chromium: str, tmp_path: Path) -> None:
     """Every node of a 5k-node task is drawn and counted (render speed: BENCHMARKS.md)."""
-    from provrepair.repair.bench.random_cases import random_case
+    from provrepair.benchmark.random_cases import random_case
 
     case = random_case(seed=11, n_steps=3810, layered=False)
     total = len(case.session) + len(case.memory_store) + len(case.trace)

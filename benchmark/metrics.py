@@ -21,7 +21,7 @@ Per case (`case_metrics`), raw counts, so any slice aggregates them again:
 - replay: R_c = original steps selected for replay and mapped to a committed replacement
   (steps cut off early, or never reached, are not), S_c = steps of the original trace.
 - LLM calls and tokens: decision + replay (prompt + completion tokens, §9 A15); recurrence
-  probes are not counted. Recurrence itself is probed by repair/bench/probe.py (§9 A16).
+  probes are not counted. Recurrence itself is probed by benchmark/probe.py (§9 A16).
 
 Aggregation (`summarize`): recovery per case; recurrence over the decided probes of
 recovered cases ("--": None when there are none); faulty removal, benign preservation,

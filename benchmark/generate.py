@@ -2,7 +2,7 @@
 
 150 cases in `provrepair.case/1`, produced by running the agent runtime (offline reasoner)
 through multi-turn sessions in three domains, with faults injected from manifests and the
-session re-run under them; distributed exactly as the paper's Table 1 (repair/bench/
+session re-run under them; distributed exactly as the paper's Table 1 (benchmark/
 quotas.py). Writes one `<task_id>.json` per case and `manifest.json` (the distribution,
 which the command prints). The same seed gives byte-identical files.
 """
@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.build import build_case
+from provrepair.benchmark.quotas import Slot, slots, subset
+from provrepair.benchmark.summary import manifest
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.models import Case
 from provrepair.provenance.progress import NO_PROGRESS, Progress
-from provrepair.repair.bench.build import build_case
-from provrepair.repair.bench.quotas import Slot, slots, subset
-from provrepair.repair.bench.summary import manifest
 
 MANIFEST = "manifest.json"
 
@@ -28,7 +28,7 @@ def generate_cases(seed: int, *, limit: int | None = None, fidelity: float = 1.0
                    answerable: float = 0.0,
                    tick: Callable[[Slot], None] | None = None) -> list[Case]:
     """The benchmark's cases (all 150, or a stratified sample of `limit`), recorded at
-    `fidelity` (repair/bench/fidelity.py; 1.0 = exactly as run), a share `answerable` of
+    `fidelity` (benchmark/fidelity.py; 1.0 = exactly as run), a share `answerable` of
     them with a final question that can fall back to the conversation (docs/benchmark.md)."""
     check_fidelity(fidelity)
     check_share(answerable)

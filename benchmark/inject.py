@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from provrepair.benchmark.runtime import Corruption, Injection, Run
+from provrepair.benchmark.scripts import Seed
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord
 from provrepair.provenance.vocab import FaultType, StepType
-from provrepair.repair.bench.runtime import Corruption, Injection, Run
-from provrepair.repair.bench.scripts import Seed
 
 MONEY = re.compile(r"\$(\d[\d,]*(?:\.\d\d)?)")
 DAYS = re.compile(r"\b(\d+) days\b")

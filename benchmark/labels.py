@@ -1,6 +1,6 @@
 """Gold labels by diffing the clean and the faulty run of one script (never from the planner).
 
-The same script gives every node the same id in both runs (repair/bench/runtime.py), so a
+The same script gives every node the same id in both runs (benchmark/runtime.py), so a
 node is compared with its namesake: a step whose content, facts or tool call differ, or a
 memory whose content, fact or status differ, truly needs invalidation or re-derivation.
 """

@@ -28,16 +28,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from provrepair.provenance.errors import InputError
-from provrepair.provenance.progress import NO_PROGRESS, Progress
-from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.config import open_store
-from provrepair.repair.bench.cases import BenchCase, graph_name, load_cases, slices
-from provrepair.repair.bench.pair import run_pair
-from provrepair.repair.bench.plot import plot_recovery, require_matplotlib
-from provrepair.repair.bench.quotas import stratified
-from provrepair.repair.bench.results import append_line, finished, latest, pair_key, read_lines
-from provrepair.repair.bench.tables import (
+from provrepair.benchmark.cases import BenchCase, graph_name, load_cases, slices
+from provrepair.benchmark.metrics import mean, summarize
+from provrepair.benchmark.pair import run_pair
+from provrepair.benchmark.plot import plot_recovery, require_matplotlib
+from provrepair.benchmark.quotas import stratified
+from provrepair.benchmark.results import append_line, finished, latest, pair_key, read_lines
+from provrepair.benchmark.tables import (
     ABLATION,
     MAIN,
     build_tables,
@@ -46,8 +43,11 @@ from provrepair.repair.bench.tables import (
     markdown,
     scored,
 )
+from provrepair.provenance.errors import InputError
+from provrepair.provenance.progress import NO_PROGRESS, Progress
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.config import open_store
 from provrepair.repair.methods import METHODS, get_method
-from provrepair.repair.metrics import mean, summarize
 from provrepair.repair.reasoners import make_reasoner
 from provrepair.repair.reasoners.base import Reasoner
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from provrepair.benchmark import labels
+from provrepair.benchmark.domains import BUILDERS
+from provrepair.benchmark.domains.common import fillers
+from provrepair.benchmark.fidelity import stream, with_recording_errors, with_unrecorded_flow
+from provrepair.benchmark.inject import Fault, candidates, injection
+from provrepair.benchmark.quotas import Slot
+from provrepair.benchmark.runtime import Run, run_session
+from provrepair.benchmark.scripts import Seed, Session
 from provrepair.provenance.errors import InternalError
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import FaultType, StepType
-from provrepair.repair.bench import labels
-from provrepair.repair.bench.domains import BUILDERS
-from provrepair.repair.bench.domains.common import fillers
-from provrepair.repair.bench.fidelity import stream, with_recording_errors, with_unrecorded_flow
-from provrepair.repair.bench.inject import Fault, candidates, injection
-from provrepair.repair.bench.quotas import Slot
-from provrepair.repair.bench.runtime import Run, run_session
-from provrepair.repair.bench.scripts import Seed, Session
 
 ATTEMPTS = 60
 KINDS = list(FaultType)
@@ -171,7 +171,7 @@ def _used_downstream(case: Case, fault: Fault) -> bool:
 
 @dataclass(frozen=True)
 class Recording:
-    """How faithfully the case is recorded (repair/bench/fidelity.py; 1.0 = exactly), and
+    """How faithfully the case is recorded (benchmark/fidelity.py; 1.0 = exactly), and
     the share of sessions whose final question can fall back to the conversation."""
 
     seed: int

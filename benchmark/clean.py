@@ -1,7 +1,7 @@
 """`provrepair bench clean`: remove what benchmark runs left in the configured store.
 
 On FalkorDB every run works in its own graphs `provrepair_bench_<hash>` and
-`provrepair_bench_<hash>_vault` (repair/bench/cases.py), kept so that an interrupted run
+`provrepair_bench_<hash>_vault` (benchmark/cases.py), kept so that an interrupted run
 resumes; this drops them all (and `bench_<12 hex>` graphs of earlier releases). The user's own
 graph is never touched. On Neo4j a run's tasks are `<task>::<method>` in the configured
 database: those are deleted, with their runs and evaluation data.
@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from provrepair.benchmark.cases import GRAPH_PREFIX
 from provrepair.provenance.ingest import delete_task, list_tasks
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.falkordb import FalkorDBStore
-from provrepair.repair.bench.cases import GRAPH_PREFIX
 from provrepair.repair.methods import METHODS
 
 LEGACY = re.compile(r"^bench_[0-9a-f]{12}(_vault)?$")

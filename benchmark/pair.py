@@ -12,6 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from provrepair.benchmark.cases import BenchCase, bench_task_id, retask, slices
+from provrepair.benchmark.metrics import Outcome, case_metrics
+from provrepair.benchmark.probe import fact_recurrence, recurrence_probe
 from provrepair.provenance.errors import StoreUnavailable
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
@@ -20,11 +23,8 @@ from provrepair.provenance.rows import record_from_props
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import StepType
-from provrepair.repair.bench.cases import BenchCase, bench_task_id, retask, slices
-from provrepair.repair.bench.probe import fact_recurrence, recurrence_probe
 from provrepair.repair.methods import get_method
 from provrepair.repair.methods.base import Decision, MethodNotRun
-from provrepair.repair.metrics import Outcome, case_metrics
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.service import RepairReport, repair_task
 

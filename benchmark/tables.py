@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from provrepair.repair.bench.cases import STORE_BUCKETS
-from provrepair.repair.metrics import mean, summarize
+from provrepair.benchmark.cases import STORE_BUCKETS
+from provrepair.benchmark.metrics import mean, summarize
 
 LABELS = {
     "no_repair": "No repair", "full_reset": "Full memory reset",

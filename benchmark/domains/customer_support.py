@@ -13,10 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from provrepair.provenance.vocab import MemorySource
-from provrepair.repair.agent import TurnScript
-from provrepair.repair.bench.domains.common import ids, person, price
-from provrepair.repair.bench.scripts import (
+from provrepair.benchmark.agent import TurnScript
+from provrepair.benchmark.domains.common import ids, person, price
+from provrepair.benchmark.scripts import (
     Expr,
     Mutations,
     Seed,
@@ -33,6 +32,7 @@ from provrepair.repair.bench.scripts import (
     update,
     write,
 )
+from provrepair.provenance.vocab import MemorySource
 
 ITEMS = [("noise-cancelling headphones", "Electronics"), ("ceramic cookware set", "Home"),
          ("trail running shoes", "Footwear"), ("robot vacuum", "Home"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from provrepair.repair.bench.scripts import Seed
+from provrepair.benchmark.scripts import Seed
 
 FIRST = ["Dana", "Ravi", "Mei", "Jonas", "Amara", "Lucia", "Kenji", "Noor", "Tomas", "Ines",
          "Omar", "Freya", "Hana", "Mateo", "Priya", "Sven"]

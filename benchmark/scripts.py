@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from provrepair.benchmark.agent import MutationSpec, TurnScript
 from provrepair.provenance.models import Fact, ToolSpec
 from provrepair.provenance.vocab import MemorySource
-from provrepair.repair.agent import MutationSpec, TurnScript
 
 Expr = dict[str, Any]
 

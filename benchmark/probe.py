@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from provrepair.benchmark.metrics import recovered
 from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, MemoryRecord
 from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.methods.common import build_plan, last_turn
-from provrepair.repair.metrics import recovered
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor
 from provrepair.repair.tools.packs import domain_functions, domain_tools

@@ -11,10 +11,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from provrepair.provenance.vocab import MemorySource
-from provrepair.repair.agent import TurnScript
-from provrepair.repair.bench.domains.common import ids, person, price
-from provrepair.repair.bench.scripts import (
+from provrepair.benchmark.agent import TurnScript
+from provrepair.benchmark.domains.common import ids, person, price
+from provrepair.benchmark.scripts import (
     Expr,
     Mutation,
     Mutations,
@@ -33,6 +32,7 @@ from provrepair.repair.bench.scripts import (
     update,
     write,
 )
+from provrepair.provenance.vocab import MemorySource
 
 STORES = ["StoreA", "StoreB", "StoreC", "StoreD", "StoreE", "StoreF"]
 PRODUCTS = [("wireless headphones", "audio"), ("running shoes", "footwear"),

@@ -8,11 +8,11 @@ import json
 from collections import Counter
 from typing import Any
 
+from provrepair.benchmark.labels import benign_active
+from provrepair.benchmark.quotas import BINS, DOMAINS, bin_of
 from provrepair.provenance.models import Case
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import FaultType
-from provrepair.repair.bench.labels import benign_active
-from provrepair.repair.bench.quotas import BINS, DOMAINS, bin_of
 
 MANIFEST_FORMAT = "provrepair.bench-manifest/1"
 SHORT = {FaultType.POISONED: "Pois.", FaultType.STALE: "Stale", FaultType.WRONG_USER: "W-user",

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from provrepair.benchmark.agent import WORD, Agent, MutationSpec, TurnScript, _words
+from provrepair.benchmark.scripts import Mutation, Seed, Session
+from provrepair.benchmark.sink import CaseSink
 from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
-from provrepair.repair.agent import WORD, Agent, MutationSpec, TurnScript, _words
-from provrepair.repair.bench.scripts import Mutation, Seed, Session
-from provrepair.repair.bench.sink import CaseSink
 from provrepair.repair.derive import Context, Unresolved, _show, evaluate, visible_facts
 from provrepair.repair.reasoners.base import StepOutput
 from provrepair.repair.reasoners.offline import OfflineReasoner
@@ -54,7 +54,7 @@ class Corruption:
 
 @dataclass
 class Injection:
-    """Everything a fault manifest does to one run (see repair/bench/inject.py)."""
+    """Everything a fault manifest does to one run (see benchmark/inject.py)."""
 
     corrupt: dict[str, Corruption] = field(default_factory=dict)   # step id → corruption
     failed: set[str] = field(default_factory=set)                  # mutation keys

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from provrepair.repair.bench.domains import customer_support, shopping, travel
-from provrepair.repair.bench.scripts import Session
+from provrepair.benchmark.domains import customer_support, shopping, travel
+from provrepair.benchmark.scripts import Session
 
 Builder = Callable[[random.Random, int], Session]
 BUILDERS: dict[str, Builder] = {"shopping": shopping.build, "travel": travel.build,

@@ -6,7 +6,7 @@ plot (recovery and claim-invalidation F1 against fidelity, one line per method).
     <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity.png
 
 The same seed at every level gives the same sessions and faults; only the recording (and the
-unrecorded flow, repair/bench/fidelity.py) differs, so the levels compare like with like. A
+unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like. A
 rerun reuses the generated cases whose manifest matches and resumes the runs.
 """
 
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from provrepair.provenance.errors import InputError
-from provrepair.provenance.progress import NO_PROGRESS, Progress
-from provrepair.repair.bench.generate import (
+from provrepair.benchmark.generate import (
     MANIFEST,
     check_fidelity,
     check_share,
     generate_benchmark,
 )
-from provrepair.repair.bench.plot import plot_sweep, require_matplotlib
-from provrepair.repair.bench.run import parse_methods, run_benchmark
-from provrepair.repair.bench.tables import Table, label
+from provrepair.benchmark.plot import plot_sweep, require_matplotlib
+from provrepair.benchmark.run import parse_methods, run_benchmark
+from provrepair.benchmark.tables import Table, label
+from provrepair.provenance.errors import InputError
+from provrepair.provenance.progress import NO_PROGRESS, Progress
 
 DEFAULT_LEVELS = (1.0, 0.9, 0.8, 0.6)
 METRICS = ("recovery", "recurrence", "claim_f1", "replay_ratio")
