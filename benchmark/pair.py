@@ -14,6 +14,7 @@ from typing import Any
 
 from provrepair.benchmark.cases import BenchCase, bench_task_id, retask, slices
 from provrepair.benchmark.metrics import Outcome, case_metrics
+from provrepair.benchmark.noise import NoisyReasoner
 from provrepair.benchmark.probe import fact_recurrence, recurrence_probe
 from provrepair.provenance.errors import StoreUnavailable
 from provrepair.provenance.ingest import ingest_case
@@ -35,10 +36,13 @@ def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner
     started = time.perf_counter()
     line = _header(item, method, reasoner)
     task_id = bench_task_id(item.task_id, method)
+    # replay noise (noise.py) at repair time only; the probes ask the noise-free reasoner
+    repairer, prober = ((reasoner.for_case(item.task_id), reasoner.inner)
+                        if isinstance(reasoner, NoisyReasoner) else (reasoner, reasoner))
     try:
         # replace: a fresh copy every time, without runs left by an interrupted earlier try
         ingest_case(store, parse_case(retask(item.raw, task_id)), replace=True)
-        report = repair_task(store, task_id, reasoner, method=method)
+        report = repair_task(store, task_id, repairer, method=method)
     except MethodNotRun as exc:
         return {**line, "status": "not_run", "reason": str(exc)}
     except StoreUnavailable:
@@ -46,7 +50,7 @@ def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner
     except Exception as exc:  # a method that crashes on a case fails that case, reported
         return {**line, "status": "error", "reason": f"{type(exc).__name__}: {exc}",
                 "recovered": False}
-    scored = _score(store, item, task_id, report, Decision(**report.decision), reasoner)
+    scored = _score(store, item, task_id, report, Decision(**report.decision), prober)
     return {**line, **scored, "seconds": round(time.perf_counter() - started, 4)}
 
 
@@ -82,6 +86,7 @@ def _header(item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:
     return {"case": item.task_id, "file": item.path.name, "digest": item.digest,
             "method": method, "reasoner": getattr(reasoner, "name", "?"),
             "model": getattr(reasoner, "model", None),
+            "replay_noise": reasoner.rate if isinstance(reasoner, NoisyReasoner) else 0.0,
             "oracle_assisted": get_method(method).oracle_assisted,
             **slices(item.case)}
 

@@ -28,8 +28,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import BenchCase, graph_name, load_cases, slices
 from provrepair.benchmark.metrics import mean, summarize
+from provrepair.benchmark.noise import NoisyReasoner, check_noise
 from provrepair.benchmark.pair import run_pair
 from provrepair.benchmark.plot import plot_recovery, require_matplotlib
 from provrepair.benchmark.quotas import stratified
@@ -55,9 +57,10 @@ ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
 
 
 def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
-                  limit: int | None = None,
+                  limit: int | None = None, replay_noise: float = 0.0, noise_seed: int = 0,
                   progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
-    """Run, score and tabulate; returns (summary, the Markdown tables)."""
+    """Run, score and tabulate; returns (summary, the Markdown tables). `replay_noise`: the
+    per-step disagreement rate of the reasoner at repair time (noise.py)."""
     require_matplotlib()  # fail before hours of work, not at the plot
     names = parse_methods(methods)
     items, notes = load_cases(cases_dir)
@@ -67,7 +70,9 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
         raise InputError(f"{cases_dir}: no case with an evaluation block to run")
     for note in notes:
         progress.note(f"note: {note}")
-    brain = make_reasoner(reasoner, model)
+    brain: Reasoner = make_reasoner(reasoner, model)
+    if replay_noise:
+        brain = NoisyReasoner(brain, check_noise(replay_noise), noise_seed)
     with bench_store(graph) as store:
         for name in names:
             _run_method(store, items, name, brain, out, progress)
@@ -91,6 +96,7 @@ def sample(items: list[BenchCase], limit: int | None) -> list[BenchCase]:
 
 
 def parse_methods(methods: str) -> list[str]:
+    register_baselines()
     if methods.strip() == "all":
         return [*[m for m in ORDER if m in METHODS], *[m for m in METHODS if m not in ORDER]]
     names = [m.strip() for m in methods.split(",") if m.strip()]

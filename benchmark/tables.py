@@ -23,12 +23,12 @@ LABELS = {
     "memaudit_oracle": "MemAudit-style (oracle-assisted)†", "llm_judge": "LLM-judge repair",
     "agenttrace": "AgentTrace-style", "dependency_guided": "Ours",
     "no_support_check": "w/o support check", "no_rollback_planner": "w/o rollback planner",
-    "no_selective_replay": "w/o selective replay",
+    "no_selective_replay": "w/o selective replay", "replay_everything": "Replay everything",
 }
 MAIN = ["no_repair", "full_reset", "delete_retrieved", "memaudit", "memaudit_oracle",
-        "llm_judge", "agenttrace", "dependency_guided"]
+        "llm_judge", "agenttrace", "replay_everything", "dependency_guided"]
 ABLATION = ["dependency_guided", "no_support_check", "no_rollback_planner",
-            "no_selective_replay"]
+            "no_selective_replay", "replay_everything"]
 # Paper Table 2 / 3 (GPT-4o, N = 150): Rec, Recur, FR, BP, F1, RR, LLM; None = "--".
 PAPER: dict[str, tuple[float | None, ...]] = {
     "no_repair": (0.000, None, 0.000, 1.000, 0.000, 0.000, 0.00),

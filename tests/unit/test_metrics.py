@@ -1,4 +1,4 @@
-"""repair.metrics on hand-made cases and outcomes (pure: no store, no replay)."""
+"""benchmark.metrics on hand-made cases and outcomes (pure: no store, no replay)."""
 
 from __future__ import annotations
 
