@@ -1,6 +1,9 @@
 """Baselines that exist only to test the benchmark itself, registered with the engine's
 methods when a benchmark run starts (`register_baselines`), never by the engine.
 
+    dependency_guided_echo
+                        ours with the echo sweep acting (repair --quarantine-copies): the
+                        records the plan reports as suspected copies are quarantined too
     replay_everything   delete the diagnosed faults, replay every step of the trace, no
                         provenance at all (issue 31): the floor that selective replay must beat
                         once replay can disagree (noise.py). Without replay noise it recovers
@@ -15,6 +18,7 @@ from provrepair.repair.methods import METHODS, register
 from provrepair.repair.methods.agenttrace import overwritten
 from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.methods.common import build_plan
+from provrepair.repair.methods.ours import DependencyGuided, QuarantiningCopies
 from provrepair.repair.plan.model import RepairPlan
 
 
@@ -37,7 +41,9 @@ class ReplayEverything(MethodBase):
                           affected=faults)
 
 
-BASELINES = (ReplayEverything(),)
+BASELINES = (ReplayEverything(),
+             QuarantiningCopies(DependencyGuided(), "dependency_guided_echo",
+                                "ours + the echo sweep: suspected copies quarantined"))
 
 
 def register_baselines() -> None:

@@ -24,9 +24,11 @@ LABELS = {
     "agenttrace": "AgentTrace-style", "dependency_guided": "Ours",
     "no_support_check": "w/o support check", "no_rollback_planner": "w/o rollback planner",
     "no_selective_replay": "w/o selective replay", "replay_everything": "Replay everything",
+    "dependency_guided_echo": "Ours + echo sweep",
 }
 MAIN = ["no_repair", "full_reset", "delete_retrieved", "memaudit", "memaudit_oracle",
-        "llm_judge", "agenttrace", "replay_everything", "dependency_guided"]
+        "llm_judge", "agenttrace", "replay_everything", "dependency_guided",
+        "dependency_guided_echo"]
 ABLATION = ["dependency_guided", "no_support_check", "no_rollback_planner",
             "no_selective_replay", "replay_everything"]
 # Paper Table 2 / 3 (GPT-4o, N = 150): Rec, Recur, FR, BP, F1, RR, LLM; None = "--".

@@ -23,6 +23,7 @@ from provrepair.provenance.errors import NotRepaired
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, MemoryStatus
+from provrepair.repair.plan.echo import REASON
 from provrepair.repair.runs import latest_repair, list_runs
 
 PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
@@ -55,7 +56,8 @@ def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> 
     run = _repair_run(store, task_id, run_id)
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
     memories = [r["props"] for r in rows if r["props"].get("kind") == "memory"]
-    ops = [op for m in memories for op in _operations(m, run["run_id"])]
+    copies = (run.get("plan") or {}).get("suspected_copies") or {}
+    ops = [op for m in memories for op in _operations(m, run["run_id"], copies)]
     ops.sort(key=lambda o: (OP_ORDER.index(o.op), o.memory_id))
     return MemoryPatch(task_id=task_id, run_id=run["run_id"], operations=ops)
 
@@ -74,7 +76,8 @@ def _repair_run(store: GraphStore, task_id: str, run_id: str | None) -> dict[str
                           "(see `provrepair history`)")
 
 
-def _operations(memory: dict[str, Any], run_id: str) -> list[PatchOperation]:
+def _operations(memory: dict[str, Any], run_id: str,
+                copies: dict[str, str]) -> list[PatchOperation]:
     memory_id, content = memory["id"], memory.get("content")
     if memory.get("origin_run") == run_id:  # a record this repair wrote
         if memory.get("status") != MemoryStatus.ACTIVE:
@@ -90,8 +93,10 @@ def _operations(memory: dict[str, Any], run_id: str) -> list[PatchOperation]:
         return [PatchOperation(op="restore", memory_id=memory_id, expected_content=content,
                                reason=f"{before} before; restored by run {run_id}")]
     if after == MemoryStatus.QUARANTINED:
+        why = (REASON.format(fault=copies[memory_id]) if memory_id in copies
+               else "affected by a fault, without independent support")
         return [PatchOperation(op="quarantine", memory_id=memory_id, expected_content=content,
-                               reason="affected by a fault, without independent support")]
+                               reason=why)]
     if after in (MemoryStatus.DELETED, MemoryStatus.SUPERSEDED):
         why = "a diagnosed fault" if after == MemoryStatus.DELETED else "replaced by the replay"
         return [PatchOperation(op="delete", memory_id=memory_id, expected_content=content,

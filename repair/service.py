@@ -30,6 +30,7 @@ from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision
+from provrepair.repair.methods.ours import QuarantiningCopies
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
@@ -81,8 +82,10 @@ class RepairReport:
 def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
-                resume: Resume | None = None) -> RepairReport:
+                resume: Resume | None = None, quarantine_copies: bool = False) -> RepairReport:
     planner = get_method(method)
+    if quarantine_copies:  # the echo sweep acts on what it reports (repair/plan/echo.py)
+        planner = QuarantiningCopies(planner)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id)[0]

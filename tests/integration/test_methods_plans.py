@@ -50,7 +50,7 @@ def test_every_method_is_registered() -> None:
     assert set(METHODS) == {"dependency_guided", "no_support_check", "no_rollback_planner",
                             "no_selective_replay", "no_repair", "full_reset", "delete_retrieved",
                             "memaudit", "memaudit_oracle", "llm_judge", "agenttrace"} | (
-                                {"replay_everything"} & set(METHODS))  # the benchmark's own
+                                {"replay_everything", "dependency_guided_echo"} & set(METHODS))
 
 
 def test_no_repair_is_the_empty_plan(travel: tuple[GraphStore, Case]) -> None:
