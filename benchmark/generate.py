@@ -67,11 +67,12 @@ def write_cases(cases: list[Case], out: Path, seed: int, fidelity: float = 1.0,
 
 def generate_benchmark(seed: int, out: Path, *, limit: int | None = None,
                        fidelity: float = 1.0, answerable: float = 0.0,
-                       progress: Progress = NO_PROGRESS) -> dict[str, Any]:
-    """Generate, write and describe the cases (the manifest's summary is returned)."""
+                       progress: Progress = NO_PROGRESS, tag: str = "") -> dict[str, Any]:
+    """Generate, write and describe the cases (the manifest's summary is returned); `tag`
+    names the sample in the progress bar (the sweep's fidelity and seed)."""
     check_fidelity(fidelity)
     check_share(answerable)
-    progress.start("generating", len(subset(slots(seed), limit)))
+    progress.start(f"generating ({tag})" if tag else "generating", len(subset(slots(seed), limit)))
     cases = generate_cases(seed, limit=limit, fidelity=fidelity, answerable=answerable,
                            tick=lambda slot: progress.advance(1, slot.task_id))
     progress.finish()

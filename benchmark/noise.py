@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from provrepair.provenance.models import Fact
@@ -54,10 +54,10 @@ class NoisyReasoner:
     rate: float
     seed: int = 0
     case: str = ""
+    name: str = field(init=False)  # results of another rate never count as this run's
 
-    @property
-    def name(self) -> str:
-        return self.inner.name if self.rate == 0 else f"{self.inner.name}+noise{self.rate:g}"
+    def __post_init__(self) -> None:
+        self.name = self.inner.name if self.rate == 0 else f"{self.inner.name}+noise{self.rate:g}@{self.seed}"
 
     @property
     def model(self) -> str | None:

@@ -26,45 +26,74 @@ def require_matplotlib() -> ModuleType:
     return matplotlib
 
 
-def plot_recovery(points: Mapping[str, Mapping[str, Any]], out: Path, cases: int) -> Path:
-    """points: method label → {"recovery", "llm_calls", "reasoner_calls", "oracle"}; methods
-    landing on the same spot get their labels stacked, not overprinted."""
+def plot_recovery(points: Mapping[str, Mapping[str, Any]], out: Path, cases: int,
+                  tag: str = "") -> Path:
+    """points: method label → {"recovery", "llm_calls", "reasoner_calls", "oracle"}; `tag`
+    names the run (the sweep's fidelity level, noise and seed) in the title."""
     matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    usable = {k: v for k, v in points.items() if v.get("recovery") is not None}
-    llm = any((v.get("llm_calls") or 0) > 0 for v in usable.values())
-    x_key = "llm_calls" if llm else "reasoner_calls"
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    placed: dict[tuple[float, float], int] = {}
-    for name, values in usable.items():
-        x, y = values.get(x_key) or 0.0, values["recovery"]
-        spot = (round(x, 1), round(y, 2))
-        stacked = placed.get(spot, 0)
-        placed[spot] = stacked + 1
-        ax.scatter([x], [y], s=50, marker="^" if values.get("oracle") else "o")
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, 4 - 11 * stacked),
-                    fontsize=8)
-    ax.set_xlabel("LLM calls per case" if llm else
-                  "steps sent to the reasoner per case (offline run: 0 LLM calls)")
-    ax.set_ylabel("recovery")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"Recovery vs repair cost per method (N = {cases})")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+    fig, _ = recovery_figure(points, cases, tag)
     path = out / PLOT
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
+def recovery_figure(points: Mapping[str, Mapping[str, Any]], cases: int,
+                    tag: str = "") -> tuple[Any, list[Any]]:
+    """The figure and its method labels, placed so that no two overlap (checked on the drawn
+    text, not on rounded data coordinates: close points' labels used to overprint)."""
+    import matplotlib.pyplot as plt
+
+    usable = {k: v for k, v in points.items() if v.get("recovery") is not None}
+    llm = any((v.get("llm_calls") or 0) > 0 for v in usable.values())
+    x_key = "llm_calls" if llm else "reasoner_calls"
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    spots = sorted(((values.get(x_key) or 0.0, values["recovery"], name, values.get("oracle"))
+                    for name, values in usable.items()), key=lambda p: (-p[1], p[0], p[2]))
+    for x, y, _, oracle in spots:
+        ax.scatter([x], [y], s=50, marker="^" if oracle else "o")
+    ax.set_xlabel("LLM calls per case" if llm else
+                  "steps sent to the reasoner per case (offline run: 0 LLM calls)")
+    ax.set_ylabel("recovery")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(f"Recovery vs repair cost per method (N = {cases}"
+                 + (f"; {tag}" if tag else "") + ")", fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    texts = _place_labels(fig, ax, spots)
+    return fig, texts
+
+
+def _place_labels(fig: Any, ax: Any, spots: list[tuple[float, float, str, Any]]) -> list[Any]:
+    """Each label right of its point; moved down a line at a time while it overlaps one
+    already placed."""
+    renderer = fig.canvas.get_renderer()
+    placed: list[Any] = []
+    texts = []
+    for x, y, name, _ in spots:
+        dy = 4.0
+        text = ax.annotate(name, (x, y), textcoords="offset points", xytext=(6, dy), fontsize=8)
+        for _ in range(len(spots) + 1):
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            dy -= 11.0
+            text.set_position((6, dy))
+        placed.append(text.get_window_extent(renderer))
+        texts.append(text)
+    return texts
+
+
 SWEEP_PLOT = "quality_vs_fidelity.png"
 
 
 def plot_sweep(methods: Mapping[str, Mapping[str, Mapping[str, Any]]], levels: list[float],
-               out: Path, cases: int) -> Path:
-    """Recovery and claim-invalidation F1 against fidelity: method label → level → metrics."""
+               out: Path, cases: int | list[int], *, suffix: str = "", detail: str = "") -> Path:
+    """Recovery and claim-invalidation F1 against fidelity: method label → level → metrics;
+    `suffix` names the file (quality_vs_fidelity-<suffix>.png), `detail` the titles."""
     matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -81,7 +110,8 @@ def plot_sweep(methods: Mapping[str, Mapping[str, Mapping[str, Any]]], levels: l
                 ax.plot(*zip(*points, strict=True), marker="os^vD<>ph*"[index % 10],
                         linestyle="-" if index < 10 else "--", label=name)
         ax.set_xlabel("provenance fidelity (1.0 = recorded exactly)")
-        ax.set_title(f"{title} (N = {cases} per level)")
+        ax.set_title(f"{title} (N = {cases} per level" + (f"; {detail}" if detail else "") + ")",
+                     fontsize=9)
         ax.invert_xaxis()
         ax.set_ylim(-0.05, 1.05)
         ax.grid(alpha=0.3)
@@ -90,7 +120,7 @@ def plot_sweep(methods: Mapping[str, Mapping[str, Mapping[str, Any]]], levels: l
     fig.suptitle("Repair quality as the recorded provenance degrades (methods are offset "
                  "slightly along x so that equal scores stay visible)", fontsize=10)
     fig.tight_layout()
-    path = out / SWEEP_PLOT
+    path = out / (SWEEP_PLOT.replace(".png", f"-{suffix}.png") if suffix else SWEEP_PLOT)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -58,9 +58,11 @@ ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
 
 def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
                   limit: int | None = None, replay_noise: float = 0.0, noise_seed: int = 0,
+                  tag: str = "",
                   progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
     """Run, score and tabulate; returns (summary, the Markdown tables). `replay_noise`: the
-    per-step disagreement rate of the reasoner at repair time (noise.py)."""
+    per-step disagreement rate of the reasoner at repair time (noise.py); `tag` names the run
+    (the sweep's fidelity, noise and seed) in progress bars, tables and the plot."""
     require_matplotlib()  # fail before hours of work, not at the plot
     names = parse_methods(methods)
     items, notes = load_cases(cases_dir)
@@ -75,11 +77,15 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
         brain = NoisyReasoner(brain, check_noise(replay_noise), noise_seed)
     with bench_store(graph) as store:
         for name in names:
-            _run_method(store, items, name, brain, out, progress)
+            _run_method(store, items, name, brain, out, progress, tag)
     model_name = getattr(brain, "model", None)
-    header = (f"{len(items)} cases from `{cases_dir}`, reasoner `{brain.name}`"
-              + (f" (model `{model_name}`)" if model_name else "") + f", store graph `{graph}`")
-    return report(current_lines(out, items, brain), out, header)
+    gold = sum(len(i.case.evaluation.gold_affected_claim_ids) for i in items if i.case.evaluation)
+    header = ((f"{tag}: " if tag else "") + f"{len(items)} cases from `{cases_dir}`, "
+              f"reasoner `{brain.name}`" + (f" (model `{model_name}`)" if model_name else "")
+              + f", store graph `{graph}`; {gold} gold contaminated claims (claim F1's "
+              "positives, every turn)")
+    summary, text = report(current_lines(out, items, brain), out, header, tag)
+    return {**summary, "cases": len(items), "gold_claims": gold}, text
 
 
 def sample(items: list[BenchCase], limit: int | None) -> list[BenchCase]:
@@ -124,12 +130,12 @@ def bench_store(graph: str) -> Iterator[GraphStore]:
 
 
 def _run_method(store: GraphStore, items: list[BenchCase], name: str, brain: Reasoner, out: Path,
-                progress: Progress) -> None:
+                progress: Progress, tag: str = "") -> None:
     done = finished(read_lines(out))
     header = {"method": name, "reasoner": brain.name, "model": getattr(brain, "model", None)}
     todo = [c for c in items
             if pair_key({**header, "case": c.task_id, "digest": c.digest}) not in done]
-    progress.start(f"{name:<20}", len(todo))
+    progress.start(f"{name:<22}" + (f" ({tag})" if tag else ""), len(todo))
     for item in todo:
         line = run_pair(store, item, name, brain)
         if line["status"] == "error":
@@ -148,7 +154,8 @@ def current_lines(out: Path, items: list[BenchCase], brain: Reasoner) -> list[di
             and str(line.get("model")) == model]
 
 
-def report(lines: list[dict[str, Any]], out: Path, header: str) -> tuple[dict[str, Any], str]:
+def report(lines: list[dict[str, Any]], out: Path, header: str,
+           tag: str = "") -> tuple[dict[str, Any], str]:
     tables = build_tables(lines)
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(tables, f"## Benchmark results\n\n{header}.")
@@ -159,7 +166,7 @@ def report(lines: list[dict[str, Any]], out: Path, header: str) -> tuple[dict[st
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")
     plot_recovery({label(m): s for m, s in summary["methods"].items() if s["status"] == "run"},
-                  out, case_count(lines))
+                  out, case_count(lines), tag)
     return summary, text
 
 

@@ -1,18 +1,22 @@
-"""`provrepair bench sweep`: every method over provenance fidelity levels → one table and one
-plot (recovery and claim-invalidation F1 against fidelity, one line per method).
+"""`provrepair bench sweep`: every method over provenance fidelity levels, replay-noise rates
+and seeds → one table per noise rate (mean ± standard deviation over the seeds) and plots.
 
-    for each level:  bench generate --fidelity level   → <out>/cases-<level>/   (kept)
-                     bench run                         → <out>/results-<level>/ (resumable)
-    <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity.png
+    for each seed, each level:  bench generate --seed S --fidelity L → <out>/seed-S/cases-L/
+        for each noise rate R:  bench run --replay-noise R           → <out>/seed-S/results-L-noise-R/
+    <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png
 
 The same seed at every level gives the same sessions and faults; only the recording (and the
-unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like. A
-rerun reuses the generated cases whose manifest matches and resumes the runs.
+unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like; the
+noise draws are seeded by (seed, case, step) (noise.py), the same for every method. A rerun
+reuses the generated cases whose manifest matches exactly (seed, fidelity, share and the
+number of cases asked for: a folder holding a `--limit` sample is regenerated for a full run,
+and the run says so) and resumes the runs.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,47 +27,75 @@ from provrepair.benchmark.generate import (
     check_share,
     generate_benchmark,
 )
+from provrepair.benchmark.noise import check_noise
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
+from provrepair.benchmark.quotas import slots, subset
 from provrepair.benchmark.run import parse_methods, run_benchmark
 from provrepair.benchmark.tables import Table, label
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 
-DEFAULT_LEVELS = (1.0, 0.9, 0.8, 0.6)
-METRICS = ("recovery", "recurrence", "claim_f1", "replay_ratio")
-SHORT = {"recovery": "Rec", "recurrence": "Recur", "claim_f1": "F1", "replay_ratio": "RR"}
+DEFAULT_LEVELS = (1.0, 0.8, 0.6)
+DEFAULT_SEEDS = (42, 7, 1234)
+DEFAULT_NOISE = (0.0, 0.05)
+METRICS = ("recovery", "recurrence", "benign_preservation", "claim_f1", "replay_ratio")
+SHORT = {"recovery": "Rec", "recurrence": "Recur", "benign_preservation": "BP",
+         "claim_f1": "F1", "replay_ratio": "RR"}
 
 
-def run_sweep(levels: list[float], seed: int, methods: str, out: Path, *,
-              limit: int | None = None, answerable: float = 0.5,
+@dataclass(frozen=True)
+class Grid:
+    """What one sweep runs: every seed × level × noise rate."""
+
+    levels: tuple[float, ...] = DEFAULT_LEVELS
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
+    noise: tuple[float, ...] = DEFAULT_NOISE
+
+    def check(self) -> None:
+        for name, values in (("--levels", self.levels), ("--seeds", self.seeds),
+                             ("--replay-noise", self.noise)):
+            if not values:
+                raise InputError(f"{name}: give at least one value")
+        for level in self.levels:
+            check_fidelity(level)
+        for rate in self.noise:
+            check_noise(rate)
+
+
+def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
+              answerable: float = 0.5,
               progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
     require_matplotlib()
     parse_methods(methods)  # a bad name fails before any case is generated
-    if not levels:
-        raise InputError("--levels: give at least one fidelity level")
+    grid.check()
     check_share(answerable)
-    for level in levels:
-        check_fidelity(level)
-    results: dict[float, dict[str, Any]] = {}
-    for level in levels:
-        cases = _cases(Wanted(seed, level, limit, answerable), out, progress)
-        summary, _ = run_benchmark(cases, methods, "offline", None, out / f"results-{level}",
-                                   progress=progress)
-        results[level] = summary["methods"]
-    n = _case_count(out / f"cases-{levels[0]}")
-    sweep: dict[str, Any] = {"seed": seed, "cases": n, "levels": levels,
-                             "answerable_share": answerable,
-             "methods": {m: {str(level): _metrics(results[level].get(m)) for level in levels}
-                         for m in results[levels[0]]}}
-    table = sweep_table(sweep)
-    text = (f"## Quality against provenance fidelity\n\nseed {seed}, N = {n} per level, "
-            f"answerable share {answerable}.\n\n") \
-        + table.markdown() + "\n"
+    runs: dict[tuple[int, float, float], dict[str, Any]] = {}
+    cases: dict[tuple[int, float], int] = {}
+    gold: dict[tuple[int, float], int] = {}
+    for seed in grid.seeds:
+        for level in grid.levels:
+            folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}", progress)
+            for rate in grid.noise:
+                summary, _ = run_benchmark(
+                    folder, methods, "offline", None,
+                    out / f"seed-{seed}" / f"results-{level}-noise-{rate:g}", replay_noise=rate,
+                    noise_seed=seed, tag=f"fidelity {level}, replay noise {rate:g}, seed {seed}",
+                    progress=progress)
+                runs[(seed, level, rate)] = summary["methods"]
+                cases[(seed, level)], gold[(seed, level)] = summary["cases"], summary["gold_claims"]
+    sweep = _sweep(grid, runs, cases, gold, answerable)
+    text = sweep_text(sweep)
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.md").write_text(text, encoding="utf-8")
-    (out / "sweep.csv").write_text(table.csv(), encoding="utf-8")
+    (out / "sweep.csv").write_text("".join(t.csv() for t in sweep_tables(sweep)), encoding="utf-8")
     (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
-    plot_sweep({label(m): v for m, v in sweep["methods"].items()}, levels, out, n)
+    for rate in grid.noise:
+        means = {label(m): {str(lv): {k: v["mean"] for k, v in by[str(rate)][str(lv)].items()}
+                            for lv in grid.levels}
+                 for m, by in sweep["methods"].items()}
+        plot_sweep(means, list(grid.levels), out, sweep["cases"],
+                   suffix=f"noise-{rate:g}", detail=f"replay noise {rate:g}, "
+                   f"mean of {len(grid.seeds)} seeds")
     return sweep, text
 
 
@@ -76,39 +108,90 @@ class Wanted:
     limit: int | None
     answerable: float
 
+    @property
+    def count(self) -> int:
+        return len(subset(slots(self.seed), self.limit))
+
     def matches(self, manifest: dict[str, Any]) -> bool:
         return (manifest.get("seed") == self.seed and manifest.get("fidelity") == self.fidelity
                 and manifest.get("answerable_share") == self.answerable
-                and (self.limit is None or manifest.get("cases") == self.limit))
+                and manifest.get("cases") == self.count)
 
 
 def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
     folder = out / f"cases-{wanted.fidelity}"
     manifest = folder / MANIFEST
     if manifest.exists():
-        if wanted.matches(json.loads(manifest.read_text(encoding="utf-8"))):
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        if wanted.matches(found):
             return folder
+        progress.note(f"note: {folder} holds another sample (seed {found.get('seed')}, "
+                      f"fidelity {found.get('fidelity')}, {found.get('cases')} cases; "
+                      f"wanted {wanted.count}): generating it again")
         for stale in folder.glob("*.json"):  # another sample: no old case may stay
             stale.unlink()
     generate_benchmark(wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
-                       answerable=wanted.answerable, progress=progress)
+                       answerable=wanted.answerable, progress=progress,
+                       tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
     return folder
 
 
-def _case_count(folder: Path) -> int:
-    return int(json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["cases"])
+def _sweep(grid: Grid, runs: dict[tuple[int, float, float], dict[str, Any]],
+           cases: dict[tuple[int, float], int], gold: dict[tuple[int, float], int],
+           answerable: float) -> dict[str, Any]:
+    first = runs[(grid.seeds[0], grid.levels[0], grid.noise[0])]
+    counts = set(cases.values())
+    return {
+        "seeds": list(grid.seeds), "levels": list(grid.levels), "replay_noise": list(grid.noise),
+        "cases": counts.pop() if len(counts) == 1 else sorted(counts),
+        "answerable_share": answerable,
+        "gold_claims": {str(lv): [gold[(s, lv)] for s in grid.seeds] for lv in grid.levels},
+        "methods": {m: {str(rate): {str(lv): _spread([runs[(s, lv, rate)].get(m) for s in grid.seeds])
+                                    for lv in grid.levels} for rate in grid.noise}
+                    for m in first},
+    }
 
 
-def _metrics(summary: dict[str, Any] | None) -> dict[str, Any]:
-    if not summary or summary.get("status") != "run":
-        return {m: None for m in METRICS}
-    return {m: summary.get(m) for m in METRICS}
+def _spread(summaries: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """metric → mean and sample standard deviation over the seeds (None where not run)."""
+    out: dict[str, Any] = {}
+    for metric in METRICS:
+        values = [s.get(metric) for s in summaries if s and s.get("status") == "run"]
+        known = [float(v) for v in values if v is not None]
+        out[metric] = {"mean": statistics.fmean(known) if known else None,
+                       "sd": statistics.stdev(known) if len(known) > 1 else None,
+                       "values": values} if values else {"mean": None, "sd": None, "values": []}
+    return out
 
 
-def sweep_table(sweep: dict[str, Any]) -> Table:
+def cell(stat: dict[str, Any]) -> str:
+    if not stat["values"]:
+        return "not run"
+    if stat["mean"] is None:
+        return "--"
+    return f"{stat['mean']:.3f}" + (f" ± {stat['sd']:.3f}" if stat["sd"] is not None else "")
+
+
+def sweep_tables(sweep: dict[str, Any]) -> list[Table]:
     levels = [str(level) for level in sweep["levels"]]
     columns = ["Method", *[f"{SHORT[m]} @{level}" for m in METRICS for level in levels]]
-    rows = [[label(method), *[by_level[level][m] for m in METRICS for level in levels]]
-            for method, by_level in sweep["methods"].items()]
-    return Table("sweep", f"Every method by provenance fidelity (N = {sweep['cases']} per level)",
-                 columns, rows)
+    tables = []
+    for rate in sweep["replay_noise"]:
+        rows = [[label(method), *[cell(by[str(rate)][level][m]) for m in METRICS for level in levels]]
+                for method, by in sweep["methods"].items()]
+        tables.append(Table(f"sweep-noise-{rate:g}",
+                            f"Every method by fidelity, replay noise {rate:g} "
+                            f"(N = {sweep['cases']} cases per level and seed, "
+                            f"seeds {', '.join(map(str, sweep['seeds']))}; mean ± sd over seeds)",
+                            columns, rows))
+    return tables
+
+
+def sweep_text(sweep: dict[str, Any]) -> str:
+    gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
+                     for lv, counts in sweep["gold_claims"].items())
+    head = (f"## Quality against provenance fidelity and replay noise\n\n"
+            f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
+            f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
+            f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
+    return head + "\n\n".join(t.markdown() for t in sweep_tables(sweep)) + "\n"
