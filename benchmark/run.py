@@ -46,6 +46,7 @@ from provrepair.benchmark.tables import (
     scored,
 )
 from provrepair.provenance.errors import InputError
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.config import open_store
@@ -54,6 +55,8 @@ from provrepair.repair.reasoners import make_reasoner
 from provrepair.repair.reasoners.base import Reasoner
 
 ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
+# Held in the run's graph for the whole run: `bench clean` keeps a graph whose run is alive.
+RUN_LOCK = "provrepair-bench-run"
 
 
 def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
@@ -75,7 +78,7 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
     brain: Reasoner = make_reasoner(reasoner, model)
     if replay_noise:
         brain = NoisyReasoner(brain, check_noise(replay_noise), noise_seed)
-    with bench_store(graph) as store:
+    with bench_store(graph) as store, task_lock(store, RUN_LOCK, new_owner_id("bench"), "bench"):
         for name in names:
             _run_method(store, items, name, brain, out, progress, tag)
     model_name = getattr(brain, "model", None)

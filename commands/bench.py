@@ -139,3 +139,7 @@ def clean(as_json: bool) -> None:
     names = removed.get("graphs", removed.get("tasks", []))
     kind = "graphs" if "graphs" in removed else "tasks"
     click.echo(f"removed {len(names)} benchmark {kind}" + "".join(f"\n  {n}" for n in names))
+    for busy in removed.get("busy", []):
+        what = busy.get("graph") or "the benchmark tasks"
+        click.echo(f"kept {what}: a benchmark run is using it ({busy['holder']}, pid "
+                   f"{busy['pid']} on {busy['host']}); run `bench clean` again after it ends")
