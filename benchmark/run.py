@@ -87,8 +87,8 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
               f"reasoner `{brain.name}`" + (f" (model `{model_name}`)" if model_name else "")
               + f", store graph `{graph}`; {gold} gold contaminated claims (claim F1's "
               "positives, every turn)")
-    summary, text = report(current_lines(out, items, brain), out, header, tag)
-    return {**summary, "cases": len(items), "gold_claims": gold}, text
+    return report(current_lines(out, items, brain), out, header, tag,
+                  {"cases": len(items), "gold_claims": gold})
 
 
 def sample(items: list[BenchCase], limit: int | None) -> list[BenchCase]:
@@ -157,15 +157,15 @@ def current_lines(out: Path, items: list[BenchCase], brain: Reasoner) -> list[di
             and str(line.get("model")) == model]
 
 
-def report(lines: list[dict[str, Any]], out: Path, header: str,
-           tag: str = "") -> tuple[dict[str, Any], str]:
+def report(lines: list[dict[str, Any]], out: Path, header: str, tag: str = "",
+           extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     tables = build_tables(lines)
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(tables, f"## Benchmark results\n\n{header}.")
     (out / "tables.md").write_text(text, encoding="utf-8")
     for table in tables:
         (out / f"{table.key}.csv").write_text(table.csv(), encoding="utf-8")
-    summary: dict[str, Any] = {"run": header, "methods": method_summaries(lines)}
+    summary: dict[str, Any] = {"run": header, **(extra or {}), "methods": method_summaries(lines)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8")
     plot_recovery({label(m): s for m, s in summary["methods"].items() if s["status"] == "run"},
