@@ -31,7 +31,7 @@ from provrepair.benchmark.noise import check_noise
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
 from provrepair.benchmark.quotas import slots, subset
 from provrepair.benchmark.run import parse_methods, run_benchmark
-from provrepair.benchmark.tables import Table, label
+from provrepair.benchmark.tables import PAPER, PAPER_METRICS, Table, label
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 
@@ -187,6 +187,44 @@ def sweep_tables(sweep: dict[str, Any]) -> list[Table]:
     return tables
 
 
+def settings(sweep: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(str(rate), str(level)) for rate in sweep["replay_noise"] for level in sweep["levels"]]
+
+
+def agreement(sweep: dict[str, Any], metric: str, rate: str, level: str) -> tuple[int, int]:
+    """(pairs of methods ordered as in the paper's Table 2, pairs compared) on `metric` at
+    one setting; pairs tied on either side are not compared."""
+    index = PAPER_METRICS.index(metric)
+    ours = {m: by[rate][level][metric]["mean"] for m, by in sweep["methods"].items()
+            if m in PAPER and PAPER[m][index] is not None}
+    known = [m for m, v in ours.items() if v is not None]
+    same = total = 0
+    for i, a in enumerate(known):
+        for b in known[i + 1:]:
+            paper = (PAPER[a][index] or 0.0) - (PAPER[b][index] or 0.0)
+            mine = ours[a] - ours[b]
+            if abs(paper) < 1e-9 or abs(mine) < 1e-9:
+                continue
+            total += 1
+            same += (paper > 0) == (mine > 0)
+    return same, total
+
+
+def paper_table(sweep: dict[str, Any], metric: str) -> Table:
+    """One metric of the paper's Table 2 beside ours at every setting (means over seeds), and
+    how many method pairs each setting orders as the paper does."""
+    index = PAPER_METRICS.index(metric)
+    cols = settings(sweep)
+    rows: list[list[Any]] = [
+        [label(m), PAPER[m][index], *[cell(sweep["methods"][m][r][lv][metric]) for r, lv in cols]]
+        for m in sweep["methods"] if m in PAPER]
+    rows.append(["pairs ordered as the paper", "", *[
+        "{}/{}".format(*agreement(sweep, metric, r, lv)) for r, lv in cols]])
+    return Table(f"paper-{metric}", f"{SHORT[metric]}: the paper's Table 2 (GPT-4o, N = 150) "
+                 f"beside ours (mean ± sd over seeds)",
+                 ["Method", "Paper", *[f"noise {r} @{lv}" for r, lv in cols]], rows)
+
+
 def sweep_text(sweep: dict[str, Any]) -> str:
     gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
                      for lv, counts in sweep["gold_claims"].items())
@@ -194,4 +232,5 @@ def sweep_text(sweep: dict[str, Any]) -> str:
             f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
             f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
             f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
-    return head + "\n\n".join(t.markdown() for t in sweep_tables(sweep)) + "\n"
+    tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
+    return head + "\n\n".join(t.markdown() for t in tables) + "\n"
