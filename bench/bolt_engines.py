@@ -10,7 +10,7 @@ dev extra, as the tests start it (`python -m tests.bolt_server`, a child process
 imports only the installed library), with a database of its own. Each store is migrated
 (`migrate_store`) first.
 
-Cases: `--random` random cases of 400 steps (provrepair.repair.bench.random_cases), then one
+Cases: `--random` random cases of 400 steps (provrepair.benchmark.random_cases), then one
 planner target per `--regions` size (bench/plan.py's `target_case`: a poisoned memory whose
 affected region has about R nodes). Measured: the wall time of `ingest_case` over all of them
 (elements per second), and `compute_plan` per target (first run apart, then the median of
@@ -37,7 +37,7 @@ from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.config import migrate_store
-from provrepair.repair.bench.random_cases import random_case
+from provrepair.benchmark.random_cases import random_case
 from provrepair.repair.plan import compute_plan
 
 REPO = Path(__file__).resolve().parent.parent

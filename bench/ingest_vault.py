@@ -26,8 +26,8 @@ import json, os, sys, time
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.config import open_store
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.bench.cases import retask
-from provrepair.repair.bench.generate import generate_cases
+from provrepair.benchmark.cases import retask
+from provrepair.benchmark.generate import generate_cases
 tasks, window = int(sys.argv[1]), int(sys.argv[2])
 raws = [c.model_dump(mode="json") for c in generate_cases(42, limit=30)]
 cases = [parse_case(retask(raws[i % len(raws)], f"bulk-{i:05d}")) for i in range(tasks)]

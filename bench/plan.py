@@ -21,7 +21,7 @@ before the seed and interleaved between the layers (CHAIN links everything in tr
 W is chosen so that the affected set A0 has ≈ R nodes at depth L = 10 (L = 1 for R ≤ 30);
 the real |A0| is reported.
 
-Filler: copies of four `provrepair.repair.bench.random_cases.random_case` templates (≈400 nodes each) under
+Filler: copies of four `provrepair.benchmark.random_cases.random_case` templates (≈400 nodes each) under
 distinct task ids, rows of many tasks per 2,000-row batch, written by bench-only CREATE
 statements (`fast_statements`) that are first checked to produce exactly the graph the
 product's batch queries produce (`Filler.check`), until the store holds the stage's count.
@@ -29,7 +29,7 @@ product's batch queries produce (`Filler.check`), until the store holds the stag
 Per store size × target: `compute_plan` wall time (first run reported apart as warm-up,
 then `--reps` runs), its statements (round trips), their client-observed time and the
 server's own execution time (falkordb `run_time_ms`), rows returned; `plan_in_memory`
-(repair/plan/reference.py) on the same `Case` object, interleaved rep by rep with the
+(benchmark/reference.py) on the same `Case` object, interleaved rep by rep with the
 store planner; both plans must agree on every field (checked here, never in a test).
 
 Diagnostics on the largest store: compute_plan through the client as the product configures
@@ -67,6 +67,8 @@ from typing import Any
 import redis
 from probes import GraphProbe, server_ms  # bench/ (the script's own folder, first on sys.path)
 
+from provrepair.benchmark.random_cases import random_case
+from provrepair.benchmark.reference import E_PROP, plan_in_memory
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import ingest_case, node_statements
 from provrepair.provenance.keys import task_key
@@ -79,10 +81,8 @@ from provrepair.provenance.store.falkordb_wire import params_header
 from provrepair.provenance.store.queries import Query
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
-from provrepair.repair.bench.random_cases import random_case
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.graph import GraphView
-from provrepair.repair.plan.reference import E_PROP, plan_in_memory
 
 GRAPH = "bench_plan"
 DEPTH = 10

@@ -34,7 +34,7 @@ import json, sys, time
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.config import open_store
 from provrepair.repair.plan import compute_plan
-from provrepair.repair.plan.reference import plan_in_memory
+from provrepair.benchmark.reference import plan_in_memory
 store, task = open_store(), sys.argv[1]
 compute_plan(store, task)
 counts = [0, 0]

@@ -5,7 +5,7 @@
 Starts a throwaway embedded server, stores bench/plan.py's target task (an affected region of
 ~R nodes) and times `compute_plan` with its reach stage (`reach_affected`) timed apart: wall
 time and this thread's CPU time of each, medians of --plans plans after a warm-up, with the
-in-memory reference planner (repair/plan/reference.py) on the same case interleaved plan by plan,
+in-memory reference planner (benchmark/reference.py) on the same case interleaved plan by plan,
 and the server's own execution time of the plan's statements (the sum of what FalkorDB reports
 per statement: one connection's statements run one after another, so no plan over one
 connection is shorter; nor is it shorter than the execution time of the statements read by the
@@ -30,12 +30,12 @@ from typing import Any
 from ab import stored_target  # bench/ (the script's own folder, first on sys.path)
 from probes import server_ms
 
+from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.models import Case
 from provrepair.provenance.store import falkordb
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.falkordb_wire import rows
 from provrepair.repair.plan import planner
-from provrepair.repair.plan.reference import plan_in_memory
 
 
 def timed(function: Callable[..., Any], into: dict[str, float]) -> Callable[..., Any]:

@@ -35,12 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.config import connect
 from provrepair.provenance.store.embedded import EmbeddedServer
-from provrepair.repair.bench.random_cases import random_case
 
 EXE = str(Path(sys.executable).with_name("provrepair"))
 

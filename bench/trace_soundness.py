@@ -30,8 +30,8 @@ from provrepair.loaders.case_files import load_cases
 from provrepair.loaders.trace_export import EXPORTS, Exported, read_back
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.models import Case
-from provrepair.repair.bench.generate import generate_cases
-from provrepair.repair.plan.soundness import check_faults
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.soundness import check_faults
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -31,8 +32,8 @@ def bench() -> None:
 def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: int | None,
              as_json: bool) -> None:
     """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
-    from provrepair.repair.bench.generate import MANIFEST, generate_benchmark
-    from provrepair.repair.bench.summary import table
+    from provrepair.benchmark.generate import MANIFEST, generate_benchmark
+    from provrepair.benchmark.summary import table
 
     with ProgressBar(quiet=as_json) as bar:
         summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
@@ -56,14 +57,20 @@ def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: in
               help="Results directory (JSON lines, tables, plot); a rerun resumes.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only N cases, stratified by domain, fault type and single/multi-fault.")
+@click.option("--replay-noise", type=float, default=0.0, show_default=True,
+              help="Chance that the reasoner disagrees when it regenerates a step at repair "
+                   "time (a paraphrase, a wrong value or an omitted fact; docs/benchmark.md).")
+@click.option("--noise-seed", type=int, default=42, show_default=True,
+              help="Seed of the replay-noise draws.")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregate metrics as JSON.")
 def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
-        limit: int | None, as_json: bool) -> None:
+        limit: int | None, replay_noise: float, noise_seed: int, as_json: bool) -> None:
     """Run methods over the cases and write the paper's tables and plot."""
-    from provrepair.repair.bench.run import run_benchmark
+    from provrepair.benchmark.run import run_benchmark
 
     with ProgressBar(quiet=as_json) as bar:
         summary, text = run_benchmark(cases, methods, reasoner, model, out, limit=limit,
+                                      replay_noise=replay_noise, noise_seed=noise_seed,
                                       progress=bar)
     if as_json:
         emit_json(summary)
@@ -72,37 +79,48 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
 
 
 @bench.command()
-@click.option("--levels", default="1.0,0.9,0.8,0.6", show_default=True,
+@click.option("--levels", default="1.0,0.8,0.6", show_default=True,
               help="Comma-separated provenance fidelity levels.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
+@click.option("--seeds", default="42,7,1234", show_default=True,
+              help="Comma-separated random seeds: every table gives the mean ± sd over them.")
+@click.option("--replay-noise", "noise", default="0,0.05", show_default=True,
+              help="Comma-separated replay-noise rates (per-step disagreement of the reasoner "
+                   "at repair time), one table each.")
 @click.option("--answerable", type=float, default=0.5, show_default=True,
               help="Share of sessions whose final question can fall back to the conversation.")
 @click.option("--methods", default="all", show_default=True,
               help="Comma-separated method names, or all.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
-              help="Directory for the cases and results of every level, the table and the "
-                   "plot; a rerun reuses and resumes them.")
+              help="Directory for the cases and results of every seed and level, the tables "
+                   "and the plots; a rerun reuses and resumes them.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Only N cases per level, stratified (a smoke run).")
+              help="Only N cases per level and seed, stratified (a smoke run).")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
-def sweep(levels: str, seed: int, answerable: float, methods: str, out: Path,
+def sweep(levels: str, seeds: str, noise: str, answerable: float, methods: str, out: Path,
           limit: int | None, as_json: bool) -> None:
-    """Every method over provenance fidelity levels: recovery, recurrence, claim F1 and
-    replay ratio per level (sweep.md, sweep.csv, quality_vs_fidelity.png). Offline."""
-    from provrepair.provenance.errors import InputError
-    from provrepair.repair.bench.sweep import run_sweep
+    """Every method over fidelity levels, replay-noise rates and seeds: recovery, recurrence,
+    benign preservation, claim F1 and replay ratio, mean ± sd over the seeds (sweep.md,
+    sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png). Offline."""
+    from provrepair.benchmark.sweep import Grid, run_sweep
 
-    try:
-        parsed = [float(v) for v in levels.split(",") if v.strip()]
-    except ValueError as exc:
-        raise InputError(f"--levels {levels!r}: not a list of numbers") from exc
+    grid = Grid(tuple(_numbers(levels, "--levels", float)), tuple(_numbers(seeds, "--seeds", int)),
+                tuple(_numbers(noise, "--replay-noise", float)))
     with ProgressBar(quiet=as_json) as bar:
-        result, text = run_sweep(parsed, seed, methods, out, limit=limit,
-                                 answerable=answerable, progress=bar)
+        result, text = run_sweep(grid, methods, out, limit=limit, answerable=answerable,
+                                 progress=bar)
     if as_json:
         emit_json(result)
     else:
         click.echo(text)
+
+
+def _numbers(text: str, option: str, kind: type[float] | type[int]) -> list[Any]:
+    from provrepair.provenance.errors import InputError
+
+    try:
+        return [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise InputError(f"{option} {text!r}: not a list of numbers") from exc
 
 
 @bench.command()
@@ -110,8 +128,8 @@ def sweep(levels: str, seed: int, answerable: float, methods: str, out: Path,
 def clean(as_json: bool) -> None:
     """Remove what benchmark runs left in the configured store: the provrepair_bench_*
     graphs on FalkorDB, the <task>::<method> tasks on Neo4j. Your own tasks stay."""
+    from provrepair.benchmark.clean import clean_benchmarks
     from provrepair.provenance.store.config import open_store
-    from provrepair.repair.bench.clean import clean_benchmarks
 
     with open_store() as store:
         removed = clean_benchmarks(store)
@@ -121,3 +139,7 @@ def clean(as_json: bool) -> None:
     names = removed.get("graphs", removed.get("tasks", []))
     kind = "graphs" if "graphs" in removed else "tasks"
     click.echo(f"removed {len(names)} benchmark {kind}" + "".join(f"\n  {n}" for n in names))
+    for busy in removed.get("busy", []):
+        what = busy.get("graph") or "the benchmark tasks"
+        click.echo(f"kept {what}: a benchmark run is using it ({busy['holder']}, pid "
+                   f"{busy['pid']} on {busy['host']}); run `bench clean` again after it ends")

@@ -57,6 +57,9 @@ def _print_plan(the_plan: Any, run_id: str | None) -> None:
         shown = ", ".join(ids) if len(ids) <= 12 else ", ".join(ids[:12]) + ", …"
         click.echo(f"  {name + ':':<17}{len(ids):>4}  {shown}")
     click.echo("  replay order: " + (" -> ".join(the_plan.replay_step_ids) or "-"))
+    for copy, fault in the_plan.suspected_copies.items():
+        click.echo(f"  suspected copy: {copy} asserts {fault}'s value, no recorded edge reaches "
+                   "it (repair --quarantine-copies quarantines it)")
 
 
 def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
@@ -100,11 +103,15 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--continue", "continue_partial", is_flag=True,
               help="Finish a partial repair (exit 4): regenerate what it left unresolved, "
                    "e.g. with --reasoner openai or --tools, as one more run.")
+@click.option("--quarantine-copies", is_flag=True,
+              help="Also quarantine the plan's suspected copies: records asserting a "
+                   "diagnosed fault's value that no recorded edge reaches (`plan` lists them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None,
            budget: int | None, tool_refs: tuple[str, ...], faults: str | None, dry_run: bool,
            no_early_cutoff: bool, method: str, resume: bool, approve: tuple[str, ...],
-           skip: tuple[str, ...], continue_partial: bool, as_json: bool) -> None:
+           skip: tuple[str, ...], continue_partial: bool,
+           quarantine_copies: bool, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one writer per task at a time).
 
@@ -138,7 +145,8 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
     with store() as st:
         report = repair_task(st, task_id, brain, faults=fault_ids, dry_run=dry_run,
                              early_cutoff=not no_early_cutoff, method=method, resume=decided,
-                             tools=tools, continue_partial=continue_partial)
+                             tools=tools, continue_partial=continue_partial,
+                             quarantine_copies=quarantine_copies)
         patch = _patch_of(st, report) if as_json else None
     if as_json:
         emit_json({**report.to_json(), "memory_patch": patch})

@@ -2,7 +2,7 @@
 OTLP trace made with the real OpenTelemetry SDK (the `[otel]` extra; message attributes as
 JSON strings, or structured AnyValues: both encodings the GenAI conventions allow) and an
 OpenAI-style transcript; `read_back` reads either with the loaders. The check that a read-back
-run's plan misses nothing the native plan affects is repair/plan/soundness.py
+run's plan misses nothing the native plan affects is benchmark/soundness.py
 (tests/integration/test_trace_soundness.py, bench/trace_soundness.py).
 
 What each inference was shown (`mode`):

@@ -42,7 +42,7 @@ def task_lock(store: GraphStore, task_id: str, owner: str, purpose: str) -> Iter
 
 def acquire(store: GraphStore, task_id: str, owner: str, purpose: str) -> None:
     current = lock_holder(store, task_id)
-    stale = current["holder"] if current and _holder_dead(current) else ""
+    stale = current["holder"] if current and is_stale(current) else ""
     rows = store.run("acquire_task_lock", {
         "task_key": task_key(task_id), "owner": owner, "pid": os.getpid(),
         "host": socket.gethostname(), "now": int(time.time() * 1000), "purpose": purpose,
@@ -65,7 +65,7 @@ def _conflict(task_id: str, holder: dict[str, Any] | None) -> TaskConflict:
                         f"{holder['pid']} on {holder['host']}); wait for it to finish")
 
 
-def _holder_dead(holder: dict[str, Any]) -> bool:
+def is_stale(holder: dict[str, Any]) -> bool:
     if holder.get("host") != socket.gethostname():
         return False  # another machine's process: we cannot tell, so it is not stale
     pid = holder.get("pid")

@@ -49,6 +49,7 @@ from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, MemoryStatus
+from provrepair.repair.plan.echo import REASON
 from provrepair.repair.runs import list_runs
 
 PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
@@ -136,7 +137,10 @@ def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> 
                           f"`provrepair repair --task {task_id}` first")
     rows = store.run("list_task_nodes", {"task_key": task_key(task_id)})
     nodes = [_Node.of(r["props"], run_id) for r in rows if r["props"].get("kind") == "memory"]
-    ops, kept = _diff([n for n in nodes if n is not None])
+    copies: dict[str, str] = {}  # suspected copies the runs quarantined → their fault
+    for run in runs:
+        copies.update((run.get("plan") or {}).get("suspected_copies") or {})
+    ops, kept = _diff([n for n in nodes if n is not None], copies)
     run_ids = [r["run_id"] for r in sorted(runs, key=lambda r: r.get("created", 0))]
     return MemoryPatch(task_id=task_id, run_id=run_ids[-1], runs=run_ids, kept=kept,
                        operations=ops)
@@ -173,7 +177,7 @@ class _Node:
                      before, status, props)
 
 
-def _diff(nodes: list[_Node]) -> tuple[list[Any], list[str]]:
+def _diff(nodes: list[_Node], copies: dict[str, str]) -> tuple[list[Any], list[str]]:
     """Operations turning each agent id's record from its state before into its state after,
     and the agent ids left active and unchanged."""
     by_agent: dict[str, list[_Node]] = {}
@@ -182,7 +186,7 @@ def _diff(nodes: list[_Node]) -> tuple[list[Any], list[str]]:
     ops: list[Any] = []
     kept: list[str] = []
     for agent_id, versions in by_agent.items():
-        op = _operation(agent_id, versions)
+        op = _operation(agent_id, versions, copies)
         if op is not None:
             ops.append(op)
         elif any(v.before == v.after == MemoryStatus.ACTIVE for v in versions):
@@ -195,7 +199,7 @@ def _active(versions: Iterable[_Node], when: str) -> _Node | None:
     return next((v for v in versions if getattr(v, when) == MemoryStatus.ACTIVE), None)
 
 
-def _operation(agent_id: str, versions: list[_Node]) -> Any:
+def _operation(agent_id: str, versions: list[_Node], copies: dict[str, str]) -> Any:
     was, now = _active(versions, "before"), _active(versions, "after")
     if was is not None and now is not None:
         if now.content == was.content:
@@ -212,9 +216,11 @@ def _operation(agent_id: str, versions: list[_Node]) -> Any:
                      produced_by=now.props.get("last_modified_by"), reason=_why_new(now))
     if was is not None:
         if was.after == MemoryStatus.QUARANTINED:
+            copied = copies.get(was.props["id"])
+            why = (REASON.format(fault=copied) if copied is not None
+                   else "affected by a fault, without independent support")
             return QuarantineOp(op="quarantine", memory_id=agent_id,
-                                expected_content=was.content,
-                                reason="affected by a fault, without independent support")
+                                expected_content=was.content, reason=why)
         why = "a diagnosed fault" if was.after == MemoryStatus.DELETED \
             else "replaced by the replay"
         return DeleteOp(op="delete", memory_id=agent_id, expected_content=was.content,

@@ -31,6 +31,7 @@ from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision
+from provrepair.repair.methods.ours import QuarantiningCopies
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
@@ -91,16 +92,17 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
                 resume: Resume | None = None, tools: ToolSet | None = None,
-                continue_partial: bool = False) -> RepairReport:
+                continue_partial: bool = False, quarantine_copies: bool = False) -> RepairReport:
     """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
     a tool they, the case and the domain pack leave undeclared is irreversible.
     `continue_partial`: finish the task's `partial` repair in one more run, regenerating only
-    what it left unresolved (repair/replay/prior.py)."""
+    what it left unresolved (repair/replay/prior.py). `quarantine_copies`: also quarantine the
+    plan's suspected copies (repair/plan/echo.py)."""
     if continue_partial:
         resume = Resume(continuing=True) if resume is None else resume
     try:
         return _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
-                            resume, tools)
+                            resume, tools, quarantine_copies)
     finally:
         if tools is not None:
             tools.close()  # stop the MCP servers the repair started
@@ -108,8 +110,11 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
 
 def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
                  faults: list[str] | None, dry_run: bool, early_cutoff: bool, method: str,
-                 resume: Resume | None, tools: ToolSet | None) -> RepairReport:
+                 resume: Resume | None, tools: ToolSet | None,
+                 quarantine_copies: bool) -> RepairReport:
     planner = get_method(method)
+    if quarantine_copies:  # the echo sweep acts on what it reports (repair/plan/echo.py)
+        planner = QuarantiningCopies(planner)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id,

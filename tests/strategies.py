@@ -2,7 +2,7 @@
 
 - `provenance_cases(max_steps, max_memories)`: a hypothesis strategy of valid `Case` objects.
 - `random_case(seed, n_steps, ...)`: the same generator driven by `random.Random`, for large
-  cases (it lives in the library, `provrepair.repair.bench.random_cases`, for the benchmarks).
+  cases (it lives in the library, `provrepair.benchmark.random_cases`, for the benchmarks).
 - `CaseBuilder`: a compact builder for small hand-made cases.
 
 One generator (`random_cases.generate`) serves both: it asks a chooser for every decision.
@@ -20,9 +20,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from provrepair.benchmark.random_cases import generate, random_case
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.validate import validate_case
-from provrepair.repair.bench.random_cases import generate, random_case
 
 __all__ = ["CaseBuilder", "TapeChooser", "provenance_cases", "random_case"]
 

@@ -14,8 +14,18 @@ seed's t_r), or v_final itself. Each gets
 
     r(v) = 0.40 f_back + 0.25 f_aff + 0.20 f_fault + 0.10 f_down + 0.05 f_type
 
-- f_back = 1 − d/d_max, d = shortest backward hop distance from v_final over E_prop ∪ CHAIN,
+- f_back = d/d_max, d = shortest backward hop distance from v_final over E_prop ∪ CHAIN,
   d_max = the largest d among the candidates (d_max = 0 ⇒ f_back = 1)            (§9 A11)
+  The paper prints f_back = 1 − d/d_max. Read with d measured from v_final, that gives
+  v_final itself f_back = 1 and with f_aff, f_down and its prior it outscores every other
+  candidate: on the controlled benchmark the "root cause" was the final answer in 142 of 150
+  cases, the replay region the answer alone, claim F1 0.190 against the paper's 0.853. The
+  paper describes root-cause localisation ("scores candidate steps backward from the wrong
+  answer", AgentTrace's causal tracing): the root is where the contamination entered, the
+  earliest contaminated step the backward walk from the failure reaches. So backward
+  relevance grows with the distance walked back: d/d_max (departure from the printed
+  formula, faithful to its description; tests/integration/test_methods_plans.py has a case
+  where the two differ).
 - f_aff = 1 if in A0; f_fault = 1 if it uses a diagnosed memory directly
 - f_down = min(1, reached/8), reached = steps forward-reachable over E_prop; raised to at
   least 0.5 when the step reaches v_final over E_prop (v_final reaches itself)
@@ -76,7 +86,7 @@ class Scorer:
         down = min(1.0, len(self.graph.reached_steps(step.step_id)) / DOWN_SCALE)
         if step.step_id in self.reaches_final:
             down = max(down, 0.5)
-        parts = {"back": 1.0 - self.back[step.step_id] / d_max if d_max else 1.0,
+        parts = {"back": self.back[step.step_id] / d_max if d_max else 1.0,
                  "aff": float(step.step_id in self.affected),
                  "fault": float(bool(self.faults & set(step.used_ids))),
                  "down": down, "type": PRIORS[step.step_type]}

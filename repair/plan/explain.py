@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from provrepair.provenance.errors import CaseError
+from provrepair.repair.plan.echo import copy_reason
 from provrepair.repair.plan.graph import Node
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.plan.planner import PlanTrace
@@ -34,7 +35,8 @@ def dispositions(plan: RepairPlan, node_id: str) -> list[str]:
               "preserved": plan.preserve_step_ids, "suspicious": plan.suspicious_step_ids}
     found = [name for name, ids in fields.items() if node_id in ids]
     found += [f"seed of {m}" for m, seed in plan.seeds.items() if seed == node_id]
-    return found
+    reason = copy_reason(plan, node_id)
+    return found + ([reason] if reason else [])
 
 
 def _affected_reason(trace: PlanTrace, node: Node) -> str:

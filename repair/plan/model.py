@@ -23,3 +23,7 @@ class RepairPlan(BaseModel):
     affected_ids: list[str] = Field(description="A0")
     supported_ids: list[str] = Field(description="P_sup")
     answer_relevant_ids: list[str] = Field(description="A_ans")
+    suspected_copies: dict[str, str] = Field(
+        default_factory=dict,
+        description="beyond the paper (repair/echo.py): active records asserting a diagnosed "
+                    "fault's value with no recorded edge from it, copy → fault")

@@ -22,6 +22,7 @@ from provrepair.provenance.vocab import StepType
 from provrepair.repair.plan import rules
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
+from provrepair.repair.plan.echo import suspected_copies, with_copies
 from provrepair.repair.plan.graph import GraphView, Node
 from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
@@ -51,9 +52,12 @@ class PlanTrace:
 
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
-                 support_check: bool = True) -> tuple[RepairPlan, PlanTrace]:
+                 support_check: bool = True,
+                 quarantine_copies: bool = False) -> tuple[RepairPlan, PlanTrace]:
     """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
     `support_check=False` is the paper's ablation "without support check" (P_sup = ∅).
+    After planning, the echo sweep (echo.py) reports the records that carry a fault's value
+    with no recorded edge (`suspected_copies`); `quarantine_copies` quarantines them.
     The cyclic GC is paused meanwhile (provenance/gc_pause.py): a plan allocates in bursts
     and creates no cycles, and its full passes cost a 1k-node region ~15 ms every other plan.
     Its reads are pipelined (`store.read_ahead()`): the support check's statement of each
@@ -61,6 +65,7 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
     with gc_paused(), store.read_ahead() as reads:
         plan, trace = _compute_plan(store, task_id, faults, support_check, reads)
     trace.view.reads = None  # --explain reads on after the plan's connection went back
+    plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
     return plan, trace
 
 

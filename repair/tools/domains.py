@@ -155,7 +155,7 @@ PACKS: dict[str, dict[str, DomainTool]] = {
     "customer_support": {"lookup_order": lookup_order, "get_ticket": get_ticket,
                          "get_policy": get_policy},
 }
-# Each pack tool's side-effect class (what the benchmark domains declare, repair/bench/domains)
+# Each pack tool's side-effect class (what the benchmark domains declare, benchmark/domains)
 CLASSES: dict[str, dict[str, tuple[str, str | None]]] = {
     "shopping": {name: ("read_only", None) for name in PACKS["shopping"]},
     "travel": {"get_flight": ("read_only", None), "search_flights": ("read_only", None),

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from provrepair.benchmark.agent import Agent, MutationSpec, TurnScript
 from provrepair.provenance.models import Fact, MemoryRecord, ToolSpec
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.recorder import Recorder
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import MemorySource, StepType
-from provrepair.repair.agent import Agent, MutationSpec, TurnScript
 from provrepair.repair.reasoners.base import StepOutput
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.service import repair_task

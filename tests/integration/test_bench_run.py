@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.run import run_benchmark
 from provrepair.provenance.ingest import list_tasks
 from provrepair.provenance.store.config import open_store
-from provrepair.repair.bench.run import run_benchmark
 from provrepair.repair.methods import METHODS
 from tests.conftest import Cli
 
@@ -157,3 +157,33 @@ def test_llm_judge_runs_with_an_llm_and_its_decision_calls_are_counted(
     assert line["recovered"] is True and line["answer"] == ANSWER
     assert (line["decision_llm_calls"], line["llm_calls"], line["tokens"]) == (1, 2, 100)
     assert line["recurred"] is True and line["probe"] == "unresolved_answer"
+
+
+class Labels:
+    """A Progress that keeps the labels of its bars."""
+
+    def __init__(self) -> None:
+        self.labels: list[str] = []
+
+    def start(self, label: str, total: int) -> None:
+        self.labels.append(label)
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+def test_progress_tables_and_plot_name_the_run(cases: Path, tmp_path: Path, bench_env: str) -> None:
+    """A sweep runs many of these: each bar, table header and plot title says which."""
+    progress = Labels()
+    tag = "fidelity 0.8, replay noise 0.05, seed 7"
+    summary, text = run_benchmark(cases, "no_repair,dependency_guided", "offline", None,
+                                  tmp_path / "out", tag=tag, progress=progress)
+    assert len(progress.labels) == 2 and all(tag in label for label in progress.labels)
+    assert tag in text and tag in summary["run"]
+    assert summary["cases"] == 4 and summary["gold_claims"] >= 1

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from provrepair.repair.bench.generate import generate_cases
-from provrepair.repair.bench.run import run_benchmark
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.run import run_benchmark
 from provrepair.repair.methods import METHODS
 
 # per pair: the counts the micro-averaged metrics are made of

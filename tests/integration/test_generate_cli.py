@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from provrepair.benchmark.generate import MANIFEST, generate_cases, write_cases
+from provrepair.benchmark.labels import benign_active, contains_all, final_answer
+from provrepair.benchmark.quotas import BINS, MULTI, TABLE1, bin_of
 from provrepair.cli import main
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import FaultType, MemoryStatus, StepType
-from provrepair.repair.bench.generate import MANIFEST, generate_cases, write_cases
-from provrepair.repair.bench.labels import benign_active, contains_all, final_answer
-from provrepair.repair.bench.quotas import BINS, MULTI, TABLE1, bin_of
 
 P, S, W, D = "poisoned", "stale", "wrong_user", "summary_drift"
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.labels import contains_all
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.bench.generate import generate_cases
-from provrepair.repair.bench.labels import contains_all
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.service import repair_task
 

@@ -49,7 +49,8 @@ def travel(falkordb_store: GraphStore) -> tuple[GraphStore, Case]:
 def test_every_method_is_registered() -> None:
     assert set(METHODS) == {"dependency_guided", "no_support_check", "no_rollback_planner",
                             "no_selective_replay", "no_repair", "full_reset", "delete_retrieved",
-                            "memaudit", "memaudit_oracle", "llm_judge", "agenttrace"}
+                            "memaudit", "memaudit_oracle", "llm_judge", "agenttrace"} | (
+                                {"replay_everything", "dependency_guided_echo"} & set(METHODS))
 
 
 def test_no_repair_is_the_empty_plan(travel: tuple[GraphStore, Case]) -> None:
@@ -81,10 +82,14 @@ def test_delete_retrieved_deletes_what_affected_earlier_steps_used(
 def test_agenttrace_replays_the_suffix_from_the_root_cause_without_cleanup(
         travel: tuple[GraphStore, Case]) -> None:
     p = plan(*travel, "agenttrace")
-    # r(s_008) = .4·(1 − 2/6) + .25 + .2 + .1·.5 + .05·.95 ≈ .81 beats v_final (.72)
-    assert p.replay_step_ids == ["s_008", "s_009", "s_010"]
+    # the backward walk from s_010 reaches the turn-1 read of m_f000 last (s_010 ← s_009 ←
+    # s_008 ← m_008 ← s_007 ← s_002 ← s_001): r(s_001) = .4·1 + .25 + .2 + .1·1 + .05·.95
+    # ≈ 1.0, the root; the suffix from it is replayed (s_005 refreshed through s_004), and the
+    # summary m_008 its replayed write s_007 rewrites is overwritten; no memory decision
+    assert p.replay_step_ids == ["s_001", "s_002", "s_003", "s_004", "s_006", "s_007", "s_008",
+                                 "s_009", "s_010"]
     assert p.invalidate_claim_ids == p.replay_step_ids
-    assert (p.delete_memory_ids, p.quarantine_memory_ids) == ([], [])
+    assert (p.delete_memory_ids, p.quarantine_memory_ids) == ([], ["m_008"])
 
 
 def test_memaudit_without_oracle_data_finds_nothing_above_the_threshold(
@@ -179,3 +184,16 @@ def test_memaudit_deletes_the_contradicted_influential_record(falkordb_store: Gr
     assert p.replay_step_ids == ["s_2", "s_3"]
     assert p.preserve_step_ids == ["s_1"]
     assert planned.decision.regenerations == 3  # one answer per rerun
+
+
+def test_replay_everything_deletes_the_faults_and_replays_every_step(
+        travel: tuple[GraphStore, Case]) -> None:
+    from provrepair.benchmark.baselines import register_baselines
+
+    register_baselines()
+    p = plan(*travel, "replay_everything")
+    assert p.delete_memory_ids == ["m_f000"]
+    assert p.replay_step_ids == [s for s in TRAVEL_STEPS if s != "s_005"]  # s_005 refreshed
+    assert p.invalidate_claim_ids == ["s_002", "s_009"]
+    assert p.quarantine_memory_ids == ["m_008"]
+    assert not METHODS["replay_everything"].early_cutoff

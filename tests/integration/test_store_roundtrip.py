@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.errors import StoreError, StoreUnavailable, TaskConflict, TaskNotFound
 from provrepair.provenance.ingest import content_hash, ingest_case, list_tasks, staged_statements
@@ -14,7 +15,6 @@ from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.bench.random_cases import random_case
 from tests.helpers import canonical, example_case, example_raw, retask
 
 HOSTILE_IDS = ['q"uote', "back`tick`", "back\\slash\\", "new\nline", "ünï€😀",

@@ -5,7 +5,7 @@ OpenTelemetry SDK, messages as JSON strings and as structured values, each reque
 the whole history or what the step cited; an OpenAI-style transcript), read back by the
 loaders, and for every memory record as the single fault the plan of the read-back run must
 affect every node the native plan affects (loaders/trace_export.py,
-repair/plan/soundness.py). A sample here (bench/trace_soundness.py runs the
+benchmark/soundness.py). A sample here (bench/trace_soundness.py runs the
 whole corpus and measures the over-approximation); a few plans also go through the real store
 and the real planner."""
 
@@ -21,10 +21,10 @@ from provrepair.loaders.trace_export import EXPORTS, export_otel, read_back
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.bench.generate import generate_cases
+from provrepair.benchmark.generate import generate_cases
 from provrepair.repair.plan import plan
-from provrepair.repair.plan.reference import plan_in_memory
-from provrepair.repair.plan.soundness import check_faults, id_map
+from provrepair.benchmark.reference import plan_in_memory
+from provrepair.benchmark.soundness import check_faults, id_map
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"
 def sample() -> list[Case]:

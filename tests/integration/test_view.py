@@ -168,7 +168,7 @@ def test_a_task_without_runs_is_drawn_by_kind(cli: Cli, chromium: str, tmp_path:
 
 def test_five_thousand_nodes_render(cli: Cli, chromium: str, tmp_path: Path) -> None:
     """Every node of a 5k-node task is drawn and counted (render speed: BENCHMARKS.md)."""
-    from provrepair.repair.bench.random_cases import random_case
+    from provrepair.benchmark.random_cases import random_case
 
     case = random_case(seed=11, n_steps=3810, layered=False)
     total = len(case.session) + len(case.memory_store) + len(case.trace)
@@ -223,7 +223,7 @@ def test_the_view_scales_with_the_region_focused(cli: Cli, chromium: str, tmp_pa
                                                  size: int, n_steps: int) -> None:
     """A layered layout with no two labels overlapping; opened on the faults at a readable
     zoom (the rest dimmed when the whole graph is too big to read). Screenshots are kept."""
-    from provrepair.repair.bench.random_cases import random_case
+    from provrepair.benchmark.random_cases import random_case
 
     case = random_case(seed=7, n_steps=n_steps)
     assert len(case.session) + len(case.memory_store) + len(case.trace) == size

@@ -1,4 +1,4 @@
-"""Provenance fidelity of generated cases (repair/bench/fidelity.py) and the stratified
+"""Provenance fidelity of generated cases (benchmark/fidelity.py) and the stratified
 sample of `--limit`: what a lower fidelity changes, and that the gold labels see it."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from collections import Counter
 
 import pytest
 
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.probe import fact_probes, fact_recurrence
+from provrepair.benchmark.quotas import slots, subset
+from provrepair.benchmark.runtime import memory_first
+from provrepair.benchmark.summary import manifest
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.models import Case, MemoryRecord
 from provrepair.provenance.vocab import MemoryStatus, StepType
-from provrepair.repair.bench.generate import generate_cases
-from provrepair.repair.bench.probe import fact_probes, fact_recurrence
-from provrepair.repair.bench.quotas import slots, subset
-from provrepair.repair.bench.runtime import memory_first
-from provrepair.repair.bench.summary import manifest
 from provrepair.repair.derive import Context, FactSource, evaluate
 
 

@@ -17,7 +17,7 @@ from provrepair.loaders.openai_messages import transcript_case
 from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans, to_any_value
 from provrepair.provenance.errors import CaseError, UserError
 from provrepair.provenance.models import Case, ExecutionStep
-from provrepair.repair.plan.reference import plan_in_memory
+from provrepair.benchmark.reference import plan_in_memory
 
 TRACE = "ab" * 16
 

@@ -7,14 +7,14 @@ import random
 
 import pytest
 
+from provrepair.benchmark import labels
+from provrepair.benchmark.build import Outcome, _pick, assemble
+from provrepair.benchmark.domains import BUILDERS
+from provrepair.benchmark.inject import corruptions
+from provrepair.benchmark.quotas import Slot
+from provrepair.benchmark.runtime import run_session
 from provrepair.provenance.models import Case
 from provrepair.provenance.vocab import FaultType, MemorySource, MemoryStatus, StepType
-from provrepair.repair.bench import labels
-from provrepair.repair.bench.build import Outcome, _pick, assemble
-from provrepair.repair.bench.domains import BUILDERS
-from provrepair.repair.bench.inject import corruptions
-from provrepair.repair.bench.quotas import Slot
-from provrepair.repair.bench.runtime import run_session
 
 MUTATIONS = {StepType.MEMORY_UPDATE, StepType.MEMORY_CONSOLIDATE}
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from provrepair.benchmark.agent import Agent, MutationSpec, TurnScript
+from provrepair.benchmark.scripts import derived_fact, lookup, tool, tpl
+from provrepair.benchmark.sink import CaseSink
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import MemoryRecord
 from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
-from provrepair.repair.agent import Agent, MutationSpec, TurnScript
-from provrepair.repair.bench.scripts import derived_fact, lookup, tool, tpl
-from provrepair.repair.bench.sink import CaseSink
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.tools.packs import domain_tools
 from provrepair.repair.tools.registry import ToolRegistry

@@ -1,10 +1,14 @@
 """The import graph against the layer order written in the README ("### Layers").
 
-Every `provrepair.*` import — at module level, inside a function or under TYPE_CHECKING —
-must point to the importer's own layer or one below it; no two packages may import each
-other; click is imported only by the CLI; no file imports the repository folders by their
-bare names (`import provenance`): installed, only `provrepair` exists; the benchmark scripts
-import the installed library (no sys.path edits, no tests, no private modules).
+Every `provrepair.*` import — at module level, inside a function or under TYPE_CHECKING,
+absolute or relative (`from ..plan import x`), or named by a string (`importlib.import_module(
+"provrepair.benchmark.run")`) — must point to the importer's own layer or one below it; no two
+packages may import each other; click is imported only by the CLI; no file imports the
+repository folders by their bare names (`import provenance`): installed, only `provrepair`
+exists; the engine
+(provenance, cypher, loaders, repair) imports nothing of the research harness (`benchmark`);
+the benchmark scripts import the installed library (no sys.path edits, no tests, no private
+modules).
 """
 
 from __future__ import annotations
@@ -15,26 +19,60 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view")
-BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands)(\.|$)")
+PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view", "benchmark")
+ENGINE = ("provrepair.provenance", "provrepair.cypher", "provrepair.loaders", "provrepair.repair")
+BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands|view|benchmark|registry)(\.|$)")
+# Calls that import the module named by their first argument ("pkg.mod" or "pkg.mod:attr").
+STRING_IMPORTERS = frozenset({"import_module", "__import__", "import_string", "EntryPoint"})
+MODULE_STRING = re.compile(r"provrepair(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_.]*)?")
 
 
-def module_files() -> dict[str, Path]:
-    files = {"provrepair": REPO / "__init__.py", "provrepair.cli": REPO / "cli.py",
-             "provrepair.registry": REPO / "registry.py"}
+def module_files(root: Path = REPO) -> dict[str, Path]:
+    files = {"provrepair": root / "__init__.py", "provrepair.cli": root / "cli.py",
+             "provrepair.registry": root / "registry.py"}
     for folder in PACKAGE_DIRS:
-        for path in (REPO / folder).rglob("*.py"):
-            name = ".".join(("provrepair", *path.relative_to(REPO).with_suffix("").parts))
-            files[name.removesuffix(".__init__")] = path
+        for path in (root / folder).rglob("*.py"):
+            files[module_name(path, root)] = path
     return files
 
 
-def imported(path: Path) -> Iterator[tuple[int, str]]:
+def module_name(path: Path, root: Path = REPO) -> str:
+    """The installed name of a file under the repository root (`repair/plan/seeds.py` →
+    `provrepair.repair.plan.seeds`; a package's `__init__.py` → the package)."""
+    if not path.is_relative_to(root):  # a script outside the package: its own top level
+        return path.stem
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(("provrepair", *parts)).removesuffix(".__init__")
+
+
+def imported(path: Path, root: Path = REPO) -> Iterator[tuple[int, str]]:
+    """Every module `path` imports: absolute, relative (resolved against its package) and
+    named by a string to an importing call (`importlib.import_module("provrepair.x")`)."""
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.lineno, node.module
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module:
+                    yield node.lineno, node.module
+                continue
+            base = package[:len(package) - node.level + 1]
+            if node.module:
+                yield node.lineno, ".".join((*base, node.module))
+            else:  # from . import a, b: each name may be a module
+                yield from ((node.lineno, ".".join((*base, alias.name))) for alias in node.names)
         elif isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Call) and _callee(node.func) in STRING_IMPORTERS and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and \
+                    MODULE_STRING.fullmatch(arg.value):
+                yield node.lineno, arg.value.split(":", 1)[0]
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def readme_layers() -> list[list[str]]:
@@ -133,6 +171,44 @@ def test_a_layer_violation_is_caught() -> None:
     units = list(rank)
     assert rank[unit_of("provrepair.repair.plan.seeds", units)] < rank[
         unit_of("provrepair.provenance.ingest", units)]
+
+
+BESIDE = ("provrepair.benchmark", "provrepair.view")  # beside the engine, never below it
+
+
+def engine_to_harness(root: Path = REPO) -> list[str]:
+    """Imports from the engine into the research harness or the view: the engine runs
+    without them."""
+    return [f"{path.relative_to(root)}:{line}: {module} imports {target}"
+            for module, path in module_files(root).items() if module.startswith(ENGINE)
+            for line, target in imported(path, root)
+            if target in BESIDE or target.startswith(tuple(f"{b}." for b in BESIDE))]
+
+
+def test_the_engine_imports_nothing_of_the_benchmark() -> None:
+    offenders = engine_to_harness()
+    assert not offenders, ("the engine may not import the benchmark or the view:\n"
+                           + "\n".join(offenders))
+
+
+def test_an_engine_import_of_the_benchmark_is_caught(tmp_path: Path) -> None:
+    """The checker itself, on a tree whose engine reaches the harness three ways."""
+    for folder in (*PACKAGE_DIRS, "repair/plan"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "cli.py").write_text("")
+    (tmp_path / "repair" / "plan" / "relative.py").write_text(
+        "from ...benchmark import metrics\nfrom ..plan import seeds\n")
+    (tmp_path / "repair" / "by_name.py").write_text(
+        "import importlib\n\ndef f():\n    return importlib.import_module('provrepair.benchmark.run')\n")
+    (tmp_path / "loaders" / "direct.py").write_text("from provrepair.benchmark.agent import Agent\n")
+    (tmp_path / "benchmark" / "fine.py").write_text("from provrepair.repair.plan import seeds\n")
+    found = engine_to_harness(tmp_path)
+    assert sorted(f.split(":")[0] for f in found) == [
+        "loaders/direct.py", "repair/by_name.py", "repair/plan/relative.py"], found
+    assert ("provrepair.repair.plan" in
+            {t for _, t in imported(tmp_path / "repair" / "plan" / "relative.py", tmp_path)})
 
 
 def bench_problems(path: Path) -> list[str]:

@@ -1,4 +1,4 @@
-"""repair.metrics on hand-made cases and outcomes (pure: no store, no replay)."""
+"""benchmark.metrics on hand-made cases and outcomes (pure: no store, no replay)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from provrepair.provenance.models import Case
-from provrepair.repair.metrics import (
+from provrepair.benchmark.metrics import (
     Outcome,
     benign_preservation,
     case_metrics,
@@ -22,6 +21,7 @@ from provrepair.repair.metrics import (
     replay_counts,
     summarize,
 )
+from provrepair.provenance.models import Case
 
 T = "t"
 

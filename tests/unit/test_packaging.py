@@ -46,7 +46,7 @@ def test_one_top_level_name(wheel: zipfile.ZipFile) -> None:
 def test_every_package_and_data_file_is_inside(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     missing = []
-    for folder in ("provenance", "repair", "loaders", "commands", "cypher", "view"):
+    for folder in ("provenance", "repair", "loaders", "commands", "cypher", "view", "benchmark"):
         for path in (REPO / folder).rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 arc = "provrepair/" + path.relative_to(REPO).as_posix()

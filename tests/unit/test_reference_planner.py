@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import Case
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.validate import validate_case
 from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import RepairPlan
-from provrepair.repair.plan.reference import plan_in_memory
 from tests.strategies import CaseBuilder, provenance_cases, random_case
 
 

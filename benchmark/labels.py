@@ -1,0 +1,87 @@
+"""Gold labels by diffing the clean and the faulty run of one script (never from the planner).
+
+The same script gives every node the same id in both runs (benchmark/runtime.py), so a
+node is compared with its namesake: a step whose content, facts or tool call differ, or a
+memory whose content, fact or status differ, truly needs invalidation or re-derivation.
+"""
+
+from __future__ import annotations
+
+import re
+
+from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
+from provrepair.provenance.order import final_answer_step
+from provrepair.provenance.vocab import FaultType, StepType
+
+SPACE = re.compile(r"\s+")
+
+
+def final_answer(case: Case) -> str:
+    """The content of v_final (provenance/order.py), "" when the trace has none."""
+    final = final_answer_step(case)
+    return final.content if final is not None else ""
+
+
+def normalize(text: str) -> str:
+    return SPACE.sub(" ", text).strip().casefold()
+
+
+def contains_all(answer: str, facts: list[str]) -> bool:
+    """docs/case-format.md, Evaluation: every fact, case-insensitive, white space collapsed."""
+    return all(normalize(f) in normalize(answer) for f in facts)
+
+
+def step_signature(step: ExecutionStep) -> tuple[object, ...]:
+    facts = [(f.entity_id, f.fact_key, f.fact_value) for f in step.facts or []]
+    return (step.step_type, step.content, facts, step.tool_name, step.tool_args, step.status)
+
+
+def memory_signature(memory: MemoryRecord) -> tuple[object, ...]:
+    return (memory.content, memory.source, memory.entity_id, memory.fact_key,
+            memory.fact_value, memory.status)
+
+
+def aligned(clean: Case, faulty: Case) -> bool:
+    """Both runs have the same steps in the same order (same ids and types)."""
+    return [(s.step_id, s.step_type) for s in clean.trace] == \
+        [(s.step_id, s.step_type) for s in faulty.trace]
+
+
+def changed_steps(clean: Case, faulty: Case) -> list[str]:
+    before = {s.step_id: step_signature(s) for s in clean.trace}
+    return [s.step_id for s in faulty.trace if before.get(s.step_id) != step_signature(s)]
+
+
+def memory_partition(clean: Case, faulty: Case, faults: list[str]) -> tuple[list[str], list[str]]:
+    """(changed, benign): memories of the faulty store that differ from their clean
+    namesake (or have none), and those present and identical in both runs."""
+    before = {m.memory_id: memory_signature(m) for m in clean.memory_store}
+    changed: list[str] = []
+    benign: list[str] = []
+    for memory in faulty.memory_store:
+        if memory.memory_id in faults:
+            continue
+        same = before.get(memory.memory_id) == memory_signature(memory)
+        (benign if same else changed).append(memory.memory_id)
+    return changed, benign
+
+
+def evaluation(clean: Case, faulty: Case, faults: list[str], required: list[str],
+               manifest: list[dict[str, object]], primary: FaultType) -> Evaluation:
+    changed, benign = memory_partition(clean, faulty, faults)
+    steps = changed_steps(clean, faulty)
+    kinds = {s.step_id: s.step_type for s in faulty.trace}
+    return Evaluation(
+        expected_answer=final_answer(clean), required_facts=required,
+        benign_memory_ids=benign, gold_affected_ids=[*faults, *changed, *steps],
+        gold_affected_claim_ids=[s for s in steps if kinds[s] is StepType.CLAIM],
+        clean_trace=clean.trace, clean_memory_store=clean.memory_store,
+        fault_manifest=[FaultManifestEntry.model_validate(e) for e in manifest],
+        primary_fault_type=primary)
+
+
+def benign_active(case: Case) -> int:
+    """The store size the paper bins by: benign records active when repair begins."""
+    assert case.evaluation is not None
+    benign = set(case.evaluation.benign_memory_ids)
+    return sum(1 for m in case.memory_store if m.memory_id in benign and m.status.value == "active")

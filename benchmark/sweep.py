@@ -1,0 +1,236 @@
+"""`provrepair bench sweep`: every method over provenance fidelity levels, replay-noise rates
+and seeds → one table per noise rate (mean ± standard deviation over the seeds) and plots.
+
+    for each seed, each level:  bench generate --seed S --fidelity L → <out>/seed-S/cases-L/
+        for each noise rate R:  bench run --replay-noise R           → <out>/seed-S/results-L-noise-R/
+    <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png
+
+The same seed at every level gives the same sessions and faults; only the recording (and the
+unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like; the
+noise draws are seeded by (seed, case, step) (noise.py), the same for every method. A rerun
+reuses the generated cases whose manifest matches exactly (seed, fidelity, share and the
+number of cases asked for: a folder holding a `--limit` sample is regenerated for a full run,
+and the run says so) and resumes the runs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from provrepair.benchmark.generate import (
+    MANIFEST,
+    check_fidelity,
+    check_share,
+    generate_benchmark,
+)
+from provrepair.benchmark.noise import check_noise
+from provrepair.benchmark.plot import plot_sweep, require_matplotlib
+from provrepair.benchmark.quotas import slots, subset
+from provrepair.benchmark.run import parse_methods, run_benchmark
+from provrepair.benchmark.tables import PAPER, PAPER_METRICS, Table, label
+from provrepair.provenance.errors import InputError
+from provrepair.provenance.progress import NO_PROGRESS, Progress
+
+DEFAULT_LEVELS = (1.0, 0.8, 0.6)
+DEFAULT_SEEDS = (42, 7, 1234)
+DEFAULT_NOISE = (0.0, 0.05)
+METRICS = ("recovery", "recurrence", "benign_preservation", "claim_f1", "replay_ratio")
+SHORT = {"recovery": "Rec", "recurrence": "Recur", "benign_preservation": "BP",
+         "claim_f1": "F1", "replay_ratio": "RR"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What one sweep runs: every seed × level × noise rate."""
+
+    levels: tuple[float, ...] = DEFAULT_LEVELS
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
+    noise: tuple[float, ...] = DEFAULT_NOISE
+
+    def check(self) -> None:
+        for name, values in (("--levels", self.levels), ("--seeds", self.seeds),
+                             ("--replay-noise", self.noise)):
+            if not values:
+                raise InputError(f"{name}: give at least one value")
+        for level in self.levels:
+            check_fidelity(level)
+        for rate in self.noise:
+            check_noise(rate)
+
+
+def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
+              answerable: float = 0.5,
+              progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
+    require_matplotlib()
+    parse_methods(methods)  # a bad name fails before any case is generated
+    grid.check()
+    check_share(answerable)
+    runs: dict[tuple[int, float, float], dict[str, Any]] = {}
+    cases: dict[tuple[int, float], int] = {}
+    gold: dict[tuple[int, float], int] = {}
+    for seed in grid.seeds:
+        for level in grid.levels:
+            folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}", progress)
+            for rate in grid.noise:
+                summary, _ = run_benchmark(
+                    folder, methods, "offline", None,
+                    out / f"seed-{seed}" / f"results-{level}-noise-{rate:g}", replay_noise=rate,
+                    noise_seed=seed, tag=f"fidelity {level}, replay noise {rate:g}, seed {seed}",
+                    progress=progress)
+                runs[(seed, level, rate)] = summary["methods"]
+                cases[(seed, level)], gold[(seed, level)] = summary["cases"], summary["gold_claims"]
+    sweep = _sweep(grid, runs, cases, gold, answerable)
+    text = sweep_text(sweep)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.md").write_text(text, encoding="utf-8")
+    (out / "sweep.csv").write_text("".join(t.csv() for t in sweep_tables(sweep)), encoding="utf-8")
+    (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
+    for rate in grid.noise:
+        means = {label(m): {str(lv): {k: v["mean"] for k, v in by[str(rate)][str(lv)].items()}
+                            for lv in grid.levels}
+                 for m, by in sweep["methods"].items()}
+        plot_sweep(means, list(grid.levels), out, sweep["cases"],
+                   suffix=f"noise-{rate:g}", detail=f"replay noise {rate:g}, "
+                   f"mean of {len(grid.seeds)} seeds")
+    return sweep, text
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The cases of one level, as `bench generate` makes them."""
+
+    seed: int
+    fidelity: float
+    limit: int | None
+    answerable: float
+
+    @property
+    def count(self) -> int:
+        return len(subset(slots(self.seed), self.limit))
+
+    def matches(self, manifest: dict[str, Any]) -> bool:
+        return (manifest.get("seed") == self.seed and manifest.get("fidelity") == self.fidelity
+                and manifest.get("answerable_share") == self.answerable
+                and manifest.get("cases") == self.count)
+
+
+def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
+    folder = out / f"cases-{wanted.fidelity}"
+    manifest = folder / MANIFEST
+    if manifest.exists():
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        if wanted.matches(found):
+            return folder
+        progress.note(f"note: {folder} holds another sample (seed {found.get('seed')}, "
+                      f"fidelity {found.get('fidelity')}, {found.get('cases')} cases; "
+                      f"wanted {wanted.count}): generating it again")
+        for stale in folder.glob("*.json"):  # another sample: no old case may stay
+            stale.unlink()
+    generate_benchmark(wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
+                       answerable=wanted.answerable, progress=progress,
+                       tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
+    return folder
+
+
+def _sweep(grid: Grid, runs: dict[tuple[int, float, float], dict[str, Any]],
+           cases: dict[tuple[int, float], int], gold: dict[tuple[int, float], int],
+           answerable: float) -> dict[str, Any]:
+    first = runs[(grid.seeds[0], grid.levels[0], grid.noise[0])]
+    counts = set(cases.values())
+    return {
+        "seeds": list(grid.seeds), "levels": list(grid.levels), "replay_noise": list(grid.noise),
+        "cases": counts.pop() if len(counts) == 1 else sorted(counts),
+        "answerable_share": answerable,
+        "gold_claims": {str(lv): [gold[(s, lv)] for s in grid.seeds] for lv in grid.levels},
+        "methods": {m: {str(rate): {str(lv): _spread([runs[(s, lv, rate)].get(m) for s in grid.seeds])
+                                    for lv in grid.levels} for rate in grid.noise}
+                    for m in first},
+    }
+
+
+def _spread(summaries: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """metric → mean and sample standard deviation over the seeds (None where not run)."""
+    out: dict[str, Any] = {}
+    for metric in METRICS:
+        values = [s.get(metric) for s in summaries if s and s.get("status") == "run"]
+        known = [float(v) for v in values if v is not None]
+        out[metric] = {"mean": statistics.fmean(known) if known else None,
+                       "sd": statistics.stdev(known) if len(known) > 1 else None,
+                       "values": values} if values else {"mean": None, "sd": None, "values": []}
+    return out
+
+
+def cell(stat: dict[str, Any]) -> str:
+    if not stat["values"]:
+        return "not run"
+    if stat["mean"] is None:
+        return "--"
+    return f"{stat['mean']:.3f}" + (f" ± {stat['sd']:.3f}" if stat["sd"] is not None else "")
+
+
+def sweep_tables(sweep: dict[str, Any]) -> list[Table]:
+    levels = [str(level) for level in sweep["levels"]]
+    columns = ["Method", *[f"{SHORT[m]} @{level}" for m in METRICS for level in levels]]
+    tables = []
+    for rate in sweep["replay_noise"]:
+        rows = [[label(method), *[cell(by[str(rate)][level][m]) for m in METRICS for level in levels]]
+                for method, by in sweep["methods"].items()]
+        tables.append(Table(f"sweep-noise-{rate:g}",
+                            f"Every method by fidelity, replay noise {rate:g} "
+                            f"(N = {sweep['cases']} cases per level and seed, "
+                            f"seeds {', '.join(map(str, sweep['seeds']))}; mean ± sd over seeds)",
+                            columns, rows))
+    return tables
+
+
+def settings(sweep: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(str(rate), str(level)) for rate in sweep["replay_noise"] for level in sweep["levels"]]
+
+
+def agreement(sweep: dict[str, Any], metric: str, rate: str, level: str) -> tuple[int, int]:
+    """(pairs of methods ordered as in the paper's Table 2, pairs compared) on `metric` at
+    one setting; pairs tied on either side are not compared."""
+    index = PAPER_METRICS.index(metric)
+    ours = {m: by[rate][level][metric]["mean"] for m, by in sweep["methods"].items()
+            if m in PAPER and PAPER[m][index] is not None}
+    known = [m for m, v in ours.items() if v is not None]
+    same = total = 0
+    for i, a in enumerate(known):
+        for b in known[i + 1:]:
+            paper = (PAPER[a][index] or 0.0) - (PAPER[b][index] or 0.0)
+            mine = ours[a] - ours[b]
+            if abs(paper) < 1e-9 or abs(mine) < 1e-9:
+                continue
+            total += 1
+            same += (paper > 0) == (mine > 0)
+    return same, total
+
+
+def paper_table(sweep: dict[str, Any], metric: str) -> Table:
+    """One metric of the paper's Table 2 beside ours at every setting (means over seeds), and
+    how many method pairs each setting orders as the paper does."""
+    index = PAPER_METRICS.index(metric)
+    cols = settings(sweep)
+    rows: list[list[Any]] = [
+        [label(m), PAPER[m][index], *[cell(sweep["methods"][m][r][lv][metric]) for r, lv in cols]]
+        for m in sweep["methods"] if m in PAPER]
+    rows.append(["pairs ordered as the paper", "", *[
+        "{}/{}".format(*agreement(sweep, metric, r, lv)) for r, lv in cols]])
+    return Table(f"paper-{metric}", f"{SHORT[metric]}: the paper's Table 2 (GPT-4o, N = 150) "
+                 f"beside ours (mean ± sd over seeds)",
+                 ["Method", "Paper", *[f"noise {r} @{lv}" for r, lv in cols]], rows)
+
+
+def sweep_text(sweep: dict[str, Any]) -> str:
+    gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
+                     for lv, counts in sweep["gold_claims"].items())
+    head = (f"## Quality against provenance fidelity and replay noise\n\n"
+            f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
+            f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
+            f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
+    tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
+    return head + "\n\n".join(t.markdown() for t in tables) + "\n"
