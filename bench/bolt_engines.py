@@ -33,11 +33,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.config import migrate_store
-from provrepair.benchmark.random_cases import random_case
 from provrepair.repair.plan import compute_plan
 
 REPO = Path(__file__).resolve().parent.parent

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.soundness import check_faults
 from provrepair.loaders.case_files import load_cases
 from provrepair.loaders.trace_export import EXPORTS, Exported, read_back
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.models import Case
-from provrepair.benchmark.generate import generate_cases
-from provrepair.benchmark.soundness import check_faults
 
 REPO = Path(__file__).resolve().parent.parent
 

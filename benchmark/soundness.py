@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provrepair.provenance.models import Case
 from provrepair.benchmark.reference import plan_in_memory
+from provrepair.provenance.models import Case
 
 
 @dataclass

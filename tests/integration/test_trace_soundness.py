@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.reference import plan_in_memory
+from provrepair.benchmark.soundness import check_faults, id_map
 from provrepair.loaders.case_files import load_cases
 from provrepair.loaders.trace_export import EXPORTS, export_otel, read_back
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.benchmark.generate import generate_cases
 from provrepair.repair.plan import plan
-from provrepair.benchmark.reference import plan_in_memory
-from provrepair.benchmark.soundness import check_faults, id_map
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shopping_poisoned_price.json"
 def sample() -> list[Case]:

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.reference import plan_in_memory
 from provrepair.loaders.agent_run import SOURCES, WARNINGS
 from provrepair.loaders.openai_messages import transcript_case
 from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans, to_any_value
 from provrepair.provenance.errors import CaseError, UserError
 from provrepair.provenance.models import Case, ExecutionStep
-from provrepair.benchmark.reference import plan_in_memory
 
 TRACE = "ab" * 16
 
