@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.digest import CaseDigest, content_hash_of
 from provrepair.provenance.edges import Edge, derive_edges
 from provrepair.provenance.errors import InternalError, StoreUnavailable, TaskConflict
@@ -45,7 +46,6 @@ from provrepair.provenance.rows import (
     task_props,
 )
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement, batched
-from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import SUFFICIENCY_EDGES
 
 

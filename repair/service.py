@@ -20,6 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.errors import NothingToResume, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
@@ -27,7 +28,6 @@ from provrepair.provenance.models import Case
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.state.runs import ReportStatus, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.testhooks import checkpoint
 from provrepair.provenance.vocab import MemoryStatus, RunStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision

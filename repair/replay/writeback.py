@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.edges import memory_edges, step_edges
 from provrepair.provenance.keys import node_uid as _uid
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.testhooks import checkpoint
 from provrepair.repair.replay.executor import ReplayResult
 from provrepair.repair.replay.state import RepairState
 

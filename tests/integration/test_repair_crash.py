@@ -1,8 +1,9 @@
 """Crash safety and concurrency of `provrepair repair` (kill -9 at several points).
 
-The repair runs as a real subprocess; the hook in provenance/testhooks.py makes it SIGKILL
-itself at a named point of the write-back. Whatever the point, the store either reads
-exactly as before the repair, or the repair is complete; re-running converges.
+The repair runs as a real subprocess; tests/hooked_cli.py (a checkpoint observer,
+provenance/checkpoints.py) makes it SIGKILL itself at a named point of the write-back.
+Whatever the point, the store either reads exactly as before the repair, or the repair is
+complete; re-running converges.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import hooked_cli
 from tests.conftest import Cli
 from tests.helpers import EXAMPLE
 
@@ -36,9 +37,8 @@ def memory_states(cli: Cli) -> dict[str, str]:
 
 
 def run_repair(cli: Cli, **env: str) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).with_name("provrepair")
-    return subprocess.run([str(exe), "repair", "--task", TASK, "--json"], capture_output=True,
-                          text=True, env={**cli.env, **env}, timeout=120)
+    return subprocess.run(hooked_cli.command("repair", "--task", TASK, "--json"),
+                          capture_output=True, text=True, env={**cli.env, **env}, timeout=120)
 
 
 def outcome(report: dict[str, Any]) -> tuple[Any, ...]:
@@ -60,7 +60,7 @@ def test_kill_before_commit_leaves_the_old_state_and_rerun_converges(
         cli: Cli, point: str, clean_outcome: tuple[Any, ...]) -> None:
     cli("ingest", str(EXAMPLE))
     before = memory_states(cli)
-    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT=point)
+    killed = run_repair(cli, HOOK_KILL_AT=point)
     assert killed.returncode == -signal.SIGKILL
     assert memory_states(cli) == before  # nothing reads as repaired
     runs = json.loads(cli("history", "--task", TASK, "--json").stdout)
@@ -78,7 +78,7 @@ def test_kill_before_commit_leaves_the_old_state_and_rerun_converges(
 
 def test_kill_after_commit_is_a_finished_repair(cli: Cli, clean_outcome: tuple[Any, ...]) -> None:
     cli("ingest", str(EXAMPLE))
-    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT="after_commit")
+    killed = run_repair(cli, HOOK_KILL_AT="after_commit")
     assert killed.returncode == -signal.SIGKILL
     assert memory_states(cli)["m_f003"] == "deleted"
     report = json.loads(run_repair(cli).stdout)
@@ -90,7 +90,7 @@ def test_a_killed_repair_leaves_pending_nodes_that_prune_removes(cli: Cli) -> No
     """Counted in the store itself, not through the read-back (which hides them)."""
     cli("ingest", str(EXAMPLE))
     recorded = task_counts(cli)
-    killed = run_repair(cli, PROVREPAIR_TEST_KILL_AT="before_commit")
+    killed = run_repair(cli, HOOK_KILL_AT="before_commit")
     assert killed.returncode == -signal.SIGKILL
     after_kill = task_counts(cli)
     assert after_kill["pending_nodes"] > 0

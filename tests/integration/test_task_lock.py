@@ -1,7 +1,8 @@
 """Writers of one task serialize (provenance/lock.py), ordered by barriers, never by sleeps.
 
-Each test starts a first writer that stops at a named checkpoint (provenance/testhooks.py:
-it creates `<name>.reached` and waits for `<name>.release`), runs a second writer to the
+Each test starts a first writer that stops at a named checkpoint (tests/hooked_cli.py,
+provenance/checkpoints.py: it creates `<name>.reached` and waits for `<name>.release`), runs
+a second writer to the
 end while the first is held there, then releases the first. Iterations:
 PROVREPAIR_LOCK_ITERATIONS (default 2; `make test-lock` runs 20).
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests import hooked_cli
 from tests.conftest import Cli
 from tests.helpers import EXAMPLE, example_raw
 
@@ -37,9 +38,8 @@ def cli(engine_cli: Cli) -> Cli:
 def held_at(cli: Cli, barrier: Path, point: str, *args: str) -> Iterator[subprocess.Popen[str]]:
     """A `provrepair` process held at checkpoint `point` for the duration of the block; on
     exit it is released and runs to its end (its output stays readable on the Popen)."""
-    exe = Path(sys.executable).with_name("provrepair")
-    env = {**cli.env, "PROVREPAIR_TEST_WAIT_AT": point, "PROVREPAIR_TEST_BARRIER": str(barrier)}
-    first = subprocess.Popen([str(exe), *args], text=True, env=env,
+    env = {**cli.env, "HOOK_WAIT_AT": point, "HOOK_BARRIER": str(barrier)}
+    first = subprocess.Popen(hooked_cli.command(*args), text=True, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until(lambda: (barrier / f"{point}.reached").exists() or first.poll() is not None)
