@@ -1,22 +1,23 @@
 """Benchmark cases: read from a directory, one task copy per method, the slices they fall in.
 
-Every `*.json` / `*.jsonl` file under the directory (recursively, sorted by path) is read;
-files that are not cases (e.g. a manifest) are skipped silently; cases without an
-`evaluation` block (they cannot be scored) and repeated task ids are skipped with a note.
+Every `*.json` / `*.jsonl` file under the directory (recursively, sorted by path) is read
+with the product's strict reader (loaders/case_files.py: duplicate keys, NaN, a truncated
+file or a bad line are one-line errors naming file and line, never skipped); JSON that is not
+a case (e.g. the manifest) and empty files are skipped; cases without an `evaluation` block
+(they cannot be scored) and repeated task ids are skipped with a note.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from provrepair.loaders.case_files import parse_located, read_json_records
 from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.models import FORMAT, Case
-from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import MemoryStatus
 
 STORE_BUCKETS = ((0, 5, "0–5"), (6, 8, "6–8"), (9, 11, "9–11"), (12, None, "≥12"))
@@ -40,29 +41,21 @@ def load_cases(directory: Path) -> tuple[list[BenchCase], list[str]]:
     notes: list[str] = []
     files = sorted(p for p in directory.rglob("*") if p.suffix in (".json", ".jsonl"))
     for path in files:
-        for raw in _records(path):
+        if path.stat().st_size == 0:
+            continue
+        for where, raw in read_json_records(path):
             if not isinstance(raw, dict) or raw.get("format") != FORMAT:
                 continue
             if raw.get("evaluation") is None:
                 notes.append(f"{path.name}: task {raw.get('task_id')!r} has no evaluation block; skipped")
                 continue
-            case = parse_case(raw)
+            case = parse_located(raw, where)
             if any(c.task_id == case.task_id for c in cases):
                 notes.append(f"{path.name}: task {case.task_id!r} already read from another file; "
                              "skipped")
                 continue
             cases.append(BenchCase(path, raw, case, content_hash(case)))
     return cases, notes
-
-
-def _records(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    try:
-        return [json.loads(text)]
-    except json.JSONDecodeError:
-        return []
 
 
 def bench_task_id(task_id: str, method: str) -> str:

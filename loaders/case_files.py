@@ -38,7 +38,7 @@ def load_cases(paths: list[Path]) -> list[Case]:
     for path in paths:
         for where, raw in read_json_records(path):
             try:
-                case = _parse(raw, where)
+                case = parse_located(raw, where)
             except CaseError as exc:
                 errors.append(exc)
                 continue
@@ -52,7 +52,8 @@ def load_cases(paths: list[Path]) -> list[Case]:
     return cases
 
 
-def _parse(raw: Any, where: str) -> Case:
+def parse_located(raw: Any, where: str) -> Case:
+    """`parse_case`, its errors naming the file (and line) the case came from."""
     try:
         return parse_case(raw)
     except CaseError as exc:
