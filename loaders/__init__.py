@@ -1,7 +1,7 @@
 """Outside formats in: each loader turns files into validated cases (`--from NAME`).
 
 `LOADERS` names them; a package adds its own format through the "provrepair.loaders" entry
-points (provrepair/registry.py): a callable `load(paths: list[Path]) -> list[Case]`.
+points (provenance/registry.py): a callable `load(paths: list[Path]) -> list[Case]`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from provrepair.provenance.models import Case
-from provrepair.registry import Registry
+from provrepair.provenance.registry import Registry
 
 LOADERS: Registry[list[Case]] = Registry("loader", {
     "case": "provrepair.loaders.case_files:load_cases",

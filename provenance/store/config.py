@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.registry import Registry
 
 if TYPE_CHECKING:
     from provrepair.provenance.store.embedded import ServerInfo
@@ -122,28 +123,45 @@ def connect_timeout() -> float:
 
 def _open_uri(uri: str, credentials: Credentials, database: str, vault_database: str | None,
               graph: str) -> GraphStore:
+    scheme = urlsplit(uri).scheme
+    factory = ENGINES.find(scheme)
+    if factory is None:
+        raise ConfigError(f"URI scheme {scheme!r} of {uri!r} is not supported; use one of "
+                          f"{', '.join(ENGINES.names())} (plugins add schemes through the "
+                          "'provrepair.engines' entry points)")
+    return factory(uri, credentials, database=database, vault_database=vault_database,
+                   graph=graph, connect_timeout=connect_timeout())
+
+
+def _open_neo4j(uri: str, credentials: Credentials, *, database: str,
+                vault_database: str | None, graph: str, connect_timeout: float) -> GraphStore:
+    from provrepair.provenance.store.neo4j import Neo4jStore
+
+    if credentials.password is None:
+        raise ConfigError(f"{credentials.password_var} is required for Neo4j ({uri})")
+    return Neo4jStore(uri, credentials.user, credentials.password, database=database,
+                      vault_database=vault_database, connect_timeout=connect_timeout)
+
+
+def _open_falkordb(uri: str, credentials: Credentials, *, database: str,
+                   vault_database: str | None, graph: str, connect_timeout: float) -> GraphStore:
+    from provrepair.provenance.store.falkordb import FalkorDBStore
+
     parts = urlsplit(uri)
-    timeout = connect_timeout()
-    if parts.scheme in NEO4J_SCHEMES:
-        from provrepair.provenance.store.neo4j import Neo4jStore
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port out of range or not a number
+        host, port = None, None
+    if not host or not port:
+        raise ConfigError(f"{uri!r}: expected falkordb://HOST:PORT")
+    return FalkorDBStore(host, port, credentials.password, graph=graph,
+                         vault_graph=f"{graph}_vault", connect_timeout=connect_timeout)
 
-        if credentials.password is None:
-            raise ConfigError(f"{credentials.password_var} is required for Neo4j ({uri})")
-        return Neo4jStore(uri, credentials.user, credentials.password, database=database,
-                          vault_database=vault_database, connect_timeout=timeout)
-    if parts.scheme == "falkordb":
-        from provrepair.provenance.store.falkordb import FalkorDBStore
 
-        try:
-            host, port = parts.hostname, parts.port
-        except ValueError:  # a port out of range or not a number
-            host, port = None, None
-        if not host or not port:
-            raise ConfigError(f"{uri!r}: expected falkordb://HOST:PORT")
-        return FalkorDBStore(host, port, credentials.password, graph=graph,
-                             vault_graph=f"{graph}_vault", connect_timeout=timeout)
-    raise ConfigError(f"URI scheme {parts.scheme!r} of {uri!r} is not supported; use one of "
-                      f"{', '.join(sorted(NEO4J_SCHEMES))} or falkordb")
+# URI scheme → factory(uri, credentials, *, database, vault_database, graph, connect_timeout);
+# a package adds an engine through the "provrepair.engines" entry points (provenance/registry.py)
+ENGINES: Registry[GraphStore] = Registry("engine", {
+    **{scheme: _open_neo4j for scheme in sorted(NEO4J_SCHEMES)}, "falkordb": _open_falkordb})
 
 
 def migrate_store(store: GraphStore) -> None:

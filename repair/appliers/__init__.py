@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from provrepair.provenance.errors import ConfigError, PatchConflict, TargetMismatch
-from provrepair.registry import Registry
+from provrepair.provenance.registry import Registry
 from provrepair.repair.patch import MemoryPatch
 
 
@@ -217,7 +217,7 @@ def _open_langgraph_postgres(where: str, target: Target) -> MemoryStore:
 
 
 # `--to KIND:WHERE` → factory(where, target); plugins add kinds through the
-# "provrepair.appliers" entry points (provrepair/registry.py)
+# "provrepair.appliers" entry points (provenance/registry.py)
 APPLIERS: Registry[MemoryStore] = Registry("applier", {
     "jsonl": _open_jsonl,
     "langgraph-sqlite": _open_langgraph_sqlite,

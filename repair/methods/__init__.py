@@ -17,6 +17,8 @@ executor"). `METHODS` maps the CLI name (`provrepair repair --method NAME`) to t
 
 from __future__ import annotations
 
+from provrepair.provenance.errors import ConfigError
+from provrepair.provenance.registry import Registry
 from provrepair.repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
 from provrepair.repair.methods.agenttrace import AgentTrace
 from provrepair.repair.methods.base import Decision, Method, MethodContext, MethodNotRun, Planned
@@ -33,12 +35,21 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     AgentTrace())}
 
 
-def get_method(name: str) -> Method:
-    from provrepair.provenance.errors import ConfigError
+# methods other packages add through the "provrepair.methods" entry points (a Method class or
+# factory, provenance/registry.py); the built-ins above are never replaced by one
+PLUGINS: Registry[Method] = Registry("method", {})
 
-    if name not in METHODS:
-        raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}")
-    return METHODS[name]
+
+def get_method(name: str) -> Method:
+    if name in METHODS:
+        return METHODS[name]
+    factory = PLUGINS.find(name)
+    if factory is None:
+        known = ", ".join(sorted({*METHODS, *PLUGINS.names()}))
+        raise ConfigError(f"unknown method {name!r}; known: {known} (plugins add names through "
+                          "the 'provrepair.methods' entry points)")
+    METHODS[name] = method = factory()
+    return method
 
 
 def register(method: Method) -> None:

@@ -3,14 +3,14 @@
 A name is exact: an unknown one (`make_reasoner("ofline")`) is a ConfigError listing the known
 names, whatever the environment holds, so a typo never sends an agent's memories to an
 external API. Plugins add reasoners through the `provrepair.reasoners` entry points
-(provrepair/registry.py); a factory takes `model`, `max_calls` and `budget` as keywords.
+(provenance/registry.py); a factory takes `model`, `max_calls` and `budget` as keywords.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from provrepair.registry import Registry
+from provrepair.provenance.registry import Registry
 from provrepair.repair.reasoners.base import Reasoner
 
 

@@ -1,6 +1,6 @@
 """Domain tool packs and derivation functions, looked up by a case's `domain`.
 
-`TOOL_PACKS` names the packs (provrepair/registry.py: plugins add packs through the
+`TOOL_PACKS` names the packs (provenance/registry.py: plugins add packs through the
 `provrepair.tool_packs` entry points); a pack factory returns a `ToolPack`, the domain's
 tools with the side-effect class of each (a tool a pack runs but does not declare is
 irreversible, like any undeclared tool).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from provrepair.provenance.models import ToolSpec
-from provrepair.registry import Registry
+from provrepair.provenance.registry import Registry
 from provrepair.repair.derive import DomainFunction
 from provrepair.repair.tools.registry import DomainTool
 

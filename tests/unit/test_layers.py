@@ -21,15 +21,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view", "benchmark")
 ENGINE = ("provrepair.provenance", "provrepair.cypher", "provrepair.loaders", "provrepair.repair")
-BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands|view|benchmark|registry)(\.|$)")
+BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands|view|benchmark)(\.|$)")
 # Calls that import the module named by their first argument ("pkg.mod" or "pkg.mod:attr").
 STRING_IMPORTERS = frozenset({"import_module", "__import__", "import_string", "EntryPoint"})
 MODULE_STRING = re.compile(r"provrepair(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_.]*)?")
 
 
 def module_files(root: Path = REPO) -> dict[str, Path]:
-    files = {"provrepair": root / "__init__.py", "provrepair.cli": root / "cli.py",
-             "provrepair.registry": root / "registry.py"}
+    files = {"provrepair": root / "__init__.py", "provrepair.cli": root / "cli.py"}
     for folder in PACKAGE_DIRS:
         for path in (root / folder).rglob("*.py"):
             files[module_name(path, root)] = path

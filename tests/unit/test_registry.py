@@ -1,4 +1,4 @@
-"""provrepair.registry: names are exact, a miss lists the known names, plugins come in
+"""provrepair.provenance.registry: names are exact, a miss lists the known names, plugins come in
 through entry points (a real installed distribution's metadata, made in a temporary folder)
 and never replace a built-in."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from provrepair.provenance.errors import ConfigError
-from provrepair.registry import GROUPS, Registry
+from provrepair.provenance.registry import GROUPS, Registry
 from provrepair.repair.reasoners import REASONERS, make_reasoner
 from provrepair.repair.tools.packs import TOOL_PACKS, domain_tools
 
