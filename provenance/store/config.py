@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
+from provrepair.provenance.registry import Registry
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.registry import Registry
 
 if TYPE_CHECKING:
     from provrepair.provenance.store.embedded import ServerInfo
