@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from provrepair.provenance.ids import allocate_id
 from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
+from provrepair.provenance.state.memory import allocate_id, retired_status, visible_at
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
 from provrepair.repair.derive import Context, DomainFunction, visible_facts
 from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest
@@ -155,9 +155,10 @@ class Agent:
                      sources if len(sources) == 1 else [], facts=output.facts,
                      derivation=spec.derivation, generated=new_ids, invalidated=targets,
                      step_id=step_id)
-        retire = MemoryStatus.DELETED if spec.kind == "delete" else MemoryStatus.SUPERSEDED
-        for target in targets if spec.kind != "write" else []:
-            self._set_status(target, retire, step_id)
+        retire = retired_status(step_type)  # provenance/state/memory.py
+        if retire is not None:
+            for target in targets:
+                self._set_status(target, retire, step_id)
         for memory_id in new_ids:
             self.recorder.memory(self.memories[memory_id])
 
@@ -201,7 +202,7 @@ class Agent:
 
     def _ask(self, template: ExecutionStep) -> tuple[StepOutput, list[str]]:
         memories = [(m, i) for i, m in enumerate(self.memories.values())
-                    if m.status is MemoryStatus.ACTIVE and m.created_at <= template.timestamp]
+                    if visible_at(m, template.timestamp)]
         steps = [(s, i) for i, s in enumerate(self.steps)]
         context = Context(visible_facts(memories, steps), frozenset(template.used_ids),
                           self.functions)

@@ -26,6 +26,7 @@ from provrepair.benchmark.agent import WORD, Agent, MutationSpec, TurnScript, _w
 from provrepair.benchmark.scripts import Mutation, Seed, Session
 from provrepair.benchmark.sink import CaseSink
 from provrepair.provenance.models import ExecutionStep, Fact, MemoryRecord, UserInput
+from provrepair.provenance.state.memory import visible_at
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
 from provrepair.repair.derive import Context, Unresolved, _show, evaluate, visible_facts
 from provrepair.repair.reasoners.base import StepOutput
@@ -174,7 +175,7 @@ class BenchAgent(Agent):
 
     def _context(self, template: ExecutionStep) -> Context:
         memories = [(m, i) for i, m in enumerate(self.memories.values())
-                    if m.status is MemoryStatus.ACTIVE and m.created_at <= template.timestamp]
+                    if visible_at(m, template.timestamp)]
         return Context(visible_facts(memories, list(enumerate_steps(self.steps))),
                        frozenset(template.used_ids), self.functions)
 

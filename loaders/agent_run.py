@@ -20,7 +20,7 @@ depend on is exactly what was in its input:
 Memory records keep the ids the agent used; an update or upsert of an existing record makes a
 new version `<id>~2`, `<id>~3`… that supersedes the previous one and keeps the agent's id in
 `record_id` (docs/case-format.md, "Agent ids"). Version ids are named when the case is built,
-against every id of the run (provenance/ids.py), so a real record named `m_best~2` keeps its
+against every id of the run (provenance/state/memory.py), so a real record named `m_best~2` keeps its
 id and the version takes the next free one. A record's final status is
 what the run last observed: a record a later search still returns is active again, whatever
 an earlier delete or update claimed (that mutation failed silently: the planner's seed).
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.provenance.errors import CaseError
-from provrepair.provenance.ids import version_id
 from provrepair.provenance.models import FORMAT, Case
+from provrepair.provenance.state.memory import retired_status, version_id
 from provrepair.provenance.validate import parse_case
 
 WARNINGS = "provrepair.warnings"  # world keys: what the reading could not see, and
@@ -265,8 +265,10 @@ class RunBuilder:
             self.anchor.complete = False
         if event.failed:
             return
-        for old in replaced:
-            self._set_status(old, "deleted" if op == "delete" else "superseded", step_id)
+        retire = retired_status(step_type)  # provenance/state/memory.py
+        if retire is not None:
+            for old in replaced:
+                self._set_status(old, retire.value, step_id)
         if new is not None:
             self.memories[new] = self._record(new, event.content, event.ts, step_id,
                                               replaced[0] if replaced else None, sources)

@@ -10,13 +10,10 @@ or consolidation supersedes its (still active) inputs, a delete deletes them.
 from __future__ import annotations
 
 from provrepair.provenance.models import ExecutionStep, MemoryRecord
+from provrepair.provenance.state.memory import retired_status
 from provrepair.provenance.vocab import MemorySource, MemoryStatus, StepType
 from provrepair.repair.reasoners.base import StepOutput
 from provrepair.repair.replay.state import NewMemory, RepairState
-
-RETIRES = {StepType.MEMORY_UPDATE: MemoryStatus.SUPERSEDED,
-           StepType.MEMORY_CONSOLIDATE: MemoryStatus.SUPERSEDED,
-           StepType.MEMORY_DELETE: MemoryStatus.DELETED}
 
 
 def apply_mutation(state: RepairState, old: ExecutionStep, new: ExecutionStep,
@@ -36,7 +33,7 @@ def apply_mutation(state: RepairState, old: ExecutionStep, new: ExecutionStep,
             state.memory_remap[old_id] = record.memory_id
         state.new_memories.append(NewMemory(record, new.step_id, old_id))
         generated.append(record.memory_id)
-    retire = RETIRES.get(old.step_type)
+    retire = retired_status(old.step_type)  # provenance/state/memory.py
     if retire is not None:
         for memory_id in invalidated:
             if state.memories[memory_id].status is MemoryStatus.ACTIVE:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from provrepair.provenance.ids import allocate_id, next_number, version_id
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, UserInput
+from provrepair.provenance.state.memory import allocate_id, next_number, version_id, visible_at
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.derive import Context, DomainFunction, visible_facts
 from provrepair.repair.plan.model import RepairPlan
@@ -131,8 +131,7 @@ class RepairState:
         return sorted(old + new, key=lambda s: (s.timestamp, self._pos(s)))
 
     def visible_memories(self, ts: int) -> list[MemoryRecord]:
-        return [m for m in self.memories.values()
-                if m.status is MemoryStatus.ACTIVE and m.created_at <= ts]
+        return [m for m in self.memories.values() if visible_at(m, ts)]
 
     def inputs(self, ts: int) -> list[UserInput]:
         return [u for u in self.case.session if u.timestamp <= ts]

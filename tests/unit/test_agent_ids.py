@@ -12,7 +12,7 @@ import pytest
 
 from provrepair.loaders.openai_messages import transcript_case
 from provrepair.provenance.errors import InputError
-from provrepair.provenance.ids import allocate_id, version_id
+from provrepair.provenance.state.memory import allocate_id, version_id
 from provrepair.provenance.validate import parse_case
 from provrepair.repair.patch import parse_patch, patch_json_schema
 

@@ -1,4 +1,14 @@
-"""New node ids, allocated against every id of the task (one id space per task, inputs,
+"""The memory lifecycle, in one place: which status a mutation step leaves the records it
+invalidates in, which records a step at time `ts` can see, and how new ids are allocated.
+Replay (repair/replay/), the loaders (loaders/agent_run.py) and the benchmark's simulated
+agent all use these, so the three cannot drift apart.
+
+Retirement (docs/case-format.md, the memory lifecycle): an update or a consolidation
+supersedes the records it invalidates, a delete deletes them; other steps retire nothing.
+
+Visibility: a step at `ts` sees the records active now and created at or before `ts`.
+
+New node ids, allocated against every id of the task (one id space per task, inputs,
 memories and steps alike: docs/case-format.md, "Rejected input"), so an allocated id is never
 one a record already has or will have: a loader's version id never overwrites a real record
 named like it (`m_best~2`), a replay's regenerated record never reuses a stored id.
@@ -12,7 +22,27 @@ Two shapes, one rule (the first free number from `start`):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from provrepair.provenance.models import MemoryRecord
+from provrepair.provenance.vocab import MemoryStatus, StepType
+
+RETIRES: Mapping[StepType, MemoryStatus] = {
+    StepType.MEMORY_UPDATE: MemoryStatus.SUPERSEDED,
+    StepType.MEMORY_CONSOLIDATE: MemoryStatus.SUPERSEDED,
+    StepType.MEMORY_DELETE: MemoryStatus.DELETED,
+}
+
+
+def retired_status(step_type: StepType | str) -> MemoryStatus | None:
+    """The status a step of this type leaves the records it invalidates in (None: it retires
+    nothing)."""
+    return RETIRES.get(StepType(step_type))
+
+
+def visible_at(record: MemoryRecord, ts: int) -> bool:
+    """Whether a step at `ts` can read `record` (active, and written by then)."""
+    return record.status is MemoryStatus.ACTIVE and record.created_at <= ts
 
 VERSION_SEPARATOR = "~"
 
