@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import click
@@ -81,3 +82,21 @@ def _node_counts(st: GraphStore) -> dict[str, int]:
               for row in st.run("count_nodes", {"live_prefix": LIVE_PREFIX})}
     counts["tasks"] = len(list_tasks(st))
     return counts
+
+
+@db.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def db_check(as_json: bool) -> None:
+    """Scan every label and relationship type and read every attribute; one line: clean
+    (exit 0) or damaged with the reason (exit 1)."""
+    from provrepair.provenance.check import check_store
+    from provrepair.provenance.store.config import open_store
+
+    with open_store() as st:
+        report = check_store(st)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(report.line())
+    if not report.clean:
+        sys.exit(1)
