@@ -60,7 +60,10 @@ def db_status(as_json: bool) -> None:
         status = {"running": info is not None, "engine": "falkordb",
                   "uri": info.uri if info else None, "pid": info.pid if info else None,
                   "data_dir": str(server.home)}
-        if info is not None:
+        share = server.loading(info) if info is not None else None
+        if share is not None:  # found by its lock, loading its data (or not answering yet)
+            status["state"] = f"loading {max(share, 0)}%"
+        elif info is not None:
             with open_store() as st:
                 status["nodes"] = _node_counts(st)
     if as_json:
