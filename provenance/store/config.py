@@ -11,7 +11,8 @@
     PROVREPAIR_VAULT_DATABASE  Neo4j database for evaluation-only data (default: the same)
     PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
                           so several independent stores can share one server
-    PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to answer (default 10)
+    PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to connect and answer (default 10;
+                          a statement itself may run longer: 600 s on FalkorDB)
 
 Credentials never travel in a URI (URIs are echoed in messages); they come from the
 variables a `Credentials` names, so an error can say which variable to set.
@@ -171,7 +172,7 @@ def _open_embedded(home: Path | None,
         on_start(info)
     graph = graph_name()
     return FalkorDBStore(info.host, info.port, server.password(), graph=graph,
-                         vault_graph=f"{graph}_vault")
+                         vault_graph=f"{graph}_vault", connect_timeout=connect_timeout())
 
 
 def graph_name() -> str:
