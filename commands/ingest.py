@@ -61,12 +61,14 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
     from provrepair.loaders.otel import load_otlp
     from provrepair.provenance.gc_pause import gc_paused
     from provrepair.provenance.ingest import ingest_cases
+    from provrepair.provenance.store.config import compact_after_write
 
     load = {"openai-messages": load_transcripts, "otel": load_otlp}.get(source_format, load_cases)
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
         cases = load(paths)
         with store() as st, ProgressBar(quiet=as_json, min_total=5000) as bar:
             results = ingest_cases(st, cases, replace=replace, progress=bar)
+    compact_after_write(sum(r.nodes + r.edges for r in results if r.status != "unchanged"))
     if as_json:
         emit_json([r.__dict__ for r in results])
         return

@@ -175,6 +175,16 @@ def _open_embedded(home: Path | None,
                          vault_graph=f"{graph}_vault", connect_timeout=connect_timeout())
 
 
+COMPACT_AFTER_ELEMENTS = 20_000  # nodes + edges written by one command
+
+
+def compact_after_write(elements: int) -> None:
+    """After a large write to the embedded store, have it rewrite its append-only log
+    (in the background): a restart then loads a snapshot, not every statement (issue 25)."""
+    if elements >= COMPACT_AFTER_ELEMENTS and not os.environ.get("PROVREPAIR_URI", "").strip():
+        EmbeddedServer().request_rewrite()
+
+
 def graph_name() -> str:
     """PROVREPAIR_GRAPH, or the default graph name."""
     return os.environ.get("PROVREPAIR_GRAPH", "").strip() or DEFAULT_GRAPH
