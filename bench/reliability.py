@@ -50,7 +50,7 @@ from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.config import connect
-from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
 from provrepair.provenance.vocab import REPAIR_RUN_STATUSES
 from provrepair.repair.bench.random_cases import random_case
 
@@ -270,18 +270,6 @@ def replace_16k(h: Harness, seed: int) -> bool:
             and all(hashes[t] == content_hash(c) for t, c in sources.items()))
 
 
-def redis_servers(home: Path) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if b"redis-server" in cmdline and cwd == str(home / "data"):
-            found.append(int(proc.name))
-    return found
-
-
 def restart_loading(h: Harness, seed: int) -> bool:
     graph = h.next_graph()
     case = random_case(seed, h.steps)
@@ -296,7 +284,7 @@ def restart_loading(h: Harness, seed: int) -> bool:
              h.spawn(graph, "tasks", "--json")]
     results = [p.communicate(timeout=600) for p in procs]
     listed = json.loads(results[2][0]) if procs[2].returncode == 0 else []
-    return (all(p.returncode == 0 for p in procs) and len(redis_servers(h.home)) == 1
+    return (all(p.returncode == 0 for p in procs) and len(servers_in(h.home)) == 1
             and any(r["task_id"] == case.task_id for r in listed))
 
 

@@ -419,6 +419,20 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def servers_in(home: Path) -> list[int]:
+    """Pids of every redis-server working in this home's data folder (its `dir`), whatever
+    lock they hold: what the one-server guarantee is checked against."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if b"redis-server" in cmdline and cwd == str(home / "data"):
+            found.append(int(proc.name))
+    return found
+
+
 def _is_redis(pid: int) -> bool:
     try:
         return b"redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes()

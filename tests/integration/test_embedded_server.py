@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
 from tests.helpers import EXAMPLE
 
 
@@ -143,19 +143,6 @@ def test_a_start_that_logs_damage_is_reported(home_cli: HomeCli) -> None:
         server._verify(info, offset)
 
 
-def redis_servers_of(home: Path) -> list[int]:
-    """Pids of every redis-server working in this home's data folder (its `dir`)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        if b"redis-server" in cmdline and cwd == str(home / "data"):
-            found.append(int(proc.name))
-    return found
-
-
 def test_two_concurrent_starts_make_one_server(home_cli: HomeCli) -> None:
     exe = Path(sys.executable).with_name("provrepair")
     procs = [subprocess.Popen([str(exe), "db", "start", "--json"], env=home_cli.env, text=True,
@@ -163,7 +150,7 @@ def test_two_concurrent_starts_make_one_server(home_cli: HomeCli) -> None:
     results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert [r["started"] for r in results].count(True) == 1
     assert results[0]["pid"] == results[1]["pid"]
-    assert redis_servers_of(home_cli.home) == [results[0]["pid"]]
+    assert servers_in(home_cli.home) == [results[0]["pid"]]
 
 
 def test_server_found_by_its_lock_without_server_json(home_cli: HomeCli) -> None:
@@ -176,7 +163,7 @@ def test_server_found_by_its_lock_without_server_json(home_cli: HomeCli) -> None
     assert again.returncode == 0 and "already running" in again.stdout and str(pid) in again.stdout
     (home_cli.home / "server.json").unlink()
     assert json.loads(home_cli("db", "stop", "--json").stdout) == {"stopped": True, "pid": pid}
-    assert redis_servers_of(home_cli.home) == []
+    assert servers_in(home_cli.home) == []
 
 
 def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
@@ -187,4 +174,4 @@ def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
         time.sleep(0.05)
     assert not EmbeddedServer(home_cli.home).running()
     restarted = json.loads(home_cli("db", "start", "--json").stdout)
-    assert restarted["started"] is True and redis_servers_of(home_cli.home) == [restarted["pid"]]
+    assert restarted["started"] is True and servers_in(home_cli.home) == [restarted["pid"]]
