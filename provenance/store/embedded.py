@@ -341,7 +341,7 @@ class EmbeddedServer:
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 return False
             except BlockingIOError:
-                if self._lock_holders():
+                if self._holder() is not None or self._lock_holders():
                     return True
             finally:
                 os.close(fd)
@@ -349,26 +349,33 @@ class EmbeddedServer:
         return True
 
     def _lock_holders(self) -> list[int]:
-        """Pids of other processes with this home's server.lock open (from /proc)."""
+        """Pids of other processes with this home's server.lock open (a scan of /proc)."""
+        return [int(proc.name) for proc in Path("/proc").iterdir()
+                if proc.name.isdigit() and self._has_lock_open(int(proc.name))]
+
+    def _holder(self) -> int | None:
+        """The server named by the pidfile, if it is a redis-server with the lock open (the
+        usual case, read without scanning every process)."""
+        pid = self._pidfile()
+        return pid if pid is not None and _is_redis(pid) and self._has_lock_open(pid) else None
+
+    def _has_lock_open(self, pid: int) -> bool:
+        if pid == os.getpid():
+            return False
         target = str((self.home / "server.lock").resolve())
-        found = []
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit() or int(proc.name) == os.getpid():
-                continue
-            try:
-                links = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
-            except OSError:
-                continue
-            if target in links:
-                found.append(int(proc.name))
-        return found
+        try:
+            return any(os.readlink(fd) == target for fd in Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            return False
 
     def _find(self) -> ServerInfo | None:
         """The server holding the lock: its pid (the redis-server with the lock open; the
         pidfile when /proc cannot tell) and port (redis.conf, written under the start
         lock before that server started)."""
-        pids = [pid for pid in self._lock_holders() if _is_redis(pid)]
-        pid = min(pids) if pids else self._pidfile()
+        pid = self._holder()
+        if pid is None:
+            pids = [pid for pid in self._lock_holders() if _is_redis(pid)]
+            pid = min(pids) if pids else self._pidfile()
         port = self._conf_port()
         if pid is None or port is None:
             return None
