@@ -16,9 +16,9 @@ refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second, t
 compact (an RDB preamble; rewritten after large ingests, as it doubles past 4 MB and at
 `db stop`), so a restart loads a snapshot instead of replaying every statement. While it
 loads, commands wait and print "loading N%" on stderr; they never start a second server
-(the lock). The home and
-data folders are private (0700) and the server writes its files 0600 (it runs with umask
-077): stored content and evaluation data are readable by their owner only.
+(the lock). The home and data folders are private (0700) and the server writes its files
+0600 (it runs with umask 077): stored content and evaluation data are readable by their
+owner only.
 
 After a start the server is verified: its log must hold no CRITICAL line since the start,
 and a probe query must answer on every stored graph; a store that comes back damaged is
@@ -100,8 +100,9 @@ class EmbeddedServer:
         return self._find()
 
     def loading(self, info: ServerInfo) -> int | None:
-        """The percentage loaded while the server loads its data; None once it answers, -1
-        while it does not answer at all (just started)."""
+        """The percentage loaded while the server loads its data (0 while it holds a
+        connection without answering: it replays its log between event rounds); None once
+        it answers; -1 while it refuses connections (not listening yet)."""
         try:
             client = self._client(info)
             try:
@@ -140,6 +141,9 @@ class EmbeddedServer:
                 # the server closes the connection as it exits
                 with contextlib.suppress(redis.exceptions.RedisError):
                     self._client(info).shutdown(nosave=False)
+            else:  # loading (or not answering): its log on disk is untouched, stop it now
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(info.pid, signal.SIGTERM)
             if not _wait_gone(info.pid, 30):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(info.pid, signal.SIGTERM)
