@@ -17,6 +17,17 @@ Trials (each prints trials / correct):
   server-kill         the store's server is killed (-9) while cases are being ingested one
                       by one; correct: after a restart every acknowledged (exit 0) ingest is
                       there, complete
+  replace-16k         tasks fill a graph to just under 16,384 nodes, then an `ingest --replace`
+                      whose staged copy crosses that capacity step (the FalkorDB 4.16 deletion
+                      defect, docs/engines.md); correct: `db check` clean, every task listed and
+                      equal to its source (content hash)
+  restart-loading     the server is killed (-9) after a large ingest, then two `db start` and
+                      a `tasks` start together while it loads; correct: all exit 0, exactly one
+                      server on the data directory, the task listed
+  follow-vs-writer    `ingest --follow` records a stream while `delete --task` and `ingest
+                      --replace` of the same task run; correct: both refused (TaskConflict,
+                      exit 2), the follow exits 0 and the task equals an undisturbed recording
+A repair is accepted in every finished status: repaired (exit 0), needs_human (3), partial (4).
 """
 
 from __future__ import annotations
@@ -40,7 +51,8 @@ from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.config import connect
-from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
+from provrepair.provenance.vocab import REPAIR_RUN_STATUSES
 
 EXE = str(Path(sys.executable).with_name("provrepair"))
 
@@ -90,9 +102,12 @@ def versions(seed: int, steps: int) -> tuple[Case, Case]:
     return one, Case.model_validate(raw)
 
 
+FINISHED_EXITS = {0, 3, 4}  # repaired, needs_human, partial (commands/repair.py)
+
+
 def ok_or_refused(done: tuple[int, str]) -> bool:
     code, err = done
-    return code == 0 or (code == 2 and err.startswith("TaskConflict: "))
+    return code in FINISHED_EXITS or (code == 2 and err.startswith("TaskConflict: "))
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
@@ -131,7 +146,7 @@ def repair_vs_replace(h: Harness, seed: int) -> bool:
     results = [finish(p) for p in procs]
     row = task_row(h, graph, one.task_id)
     runs = json.loads(h.run(graph, "history", "--task", one.task_id, "--json").stdout)
-    repaired = [r for r in runs if r["status"] == "repaired"]
+    repaired = [r for r in runs if r["status"] in REPAIR_RUN_STATUSES]
     shown = json.loads(h.run(graph, "show", "--task", one.task_id, "--json").stdout)
     status = {m["memory_id"]: m["status"] for m in shown["memory_store"]}
     recorded = {m.memory_id: m.status.value for m in one.memory_store}  # same in both versions
@@ -211,9 +226,102 @@ def server_kill(h: Harness, seed: int) -> bool:
     return all(t in stored and stored[t]["complete"] for t in acknowledged)
 
 
+def retasked(case: Case, task_id: str) -> Case:
+    raw = case.model_dump(mode="json")
+    raw["task_id"] = task_id
+    for section in ("session", "memory_store", "trace"):
+        for record in raw[section]:
+            record["task_id"] = task_id
+    return Case.model_validate(raw)
+
+
+def case_nodes(case: Case) -> int:
+    return len(case.session) + len(case.memory_store) + len(case.trace)
+
+
+def stored_nodes(h: Harness, graph: str) -> int:
+    rows = h.query(graph, "scan_labels", {})
+    return sum(int(r["scanned"]) for r in rows
+               if r["label"] in ("Node", "Task", "TaskLock", "RepairRun"))
+
+
+def replace_16k(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    big_one, big_two = versions(seed, 2000)
+    filler = random_case(seed + 1000, 1000)
+    sources = {big_one.task_id: big_one}
+    assert h.run(graph, "ingest", str(h.write_case(big_one, f"{graph}_big"))).returncode == 0
+    i = 0
+    while stored_nodes(h, graph) + case_nodes(filler) + 8 <= 2**14:
+        case = retasked(filler, f"fill_{i}")
+        assert h.run(graph, "ingest", str(h.write_case(case, f"{graph}_{i}"))).returncode == 0
+        sources[case.task_id] = case
+        i += 1
+    crosses = stored_nodes(h, graph) + case_nodes(big_two) > 2**14
+    replaced = h.run(graph, "ingest", "--replace", str(h.write_case(big_two, f"{graph}_big2")))
+    sources[big_two.task_id] = big_two
+    check = h.run(graph, "db", "check")
+    listed = h.run(graph, "tasks", "--json")
+    hashes = {t: (h.query(graph, "get_task", {"task_key": task_key(t)}) or [{"props": {}}])[0]
+              ["props"].get("content_hash") for t in sources}
+    return (crosses and replaced.returncode == 0 and check.returncode == 0
+            and listed.returncode == 0
+            and sorted(r["task_id"] for r in json.loads(listed.stdout)) == sorted(sources)
+            and all(hashes[t] == content_hash(c) for t, c in sources.items()))
+
+
+def restart_loading(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    case = random_case(seed, h.steps)
+    assert h.run(graph, "ingest", str(h.write_case(case, graph))).returncode == 0
+    info = h.server.running()
+    assert info is not None
+    time.sleep(1.2)  # appendfsync everysec: the log holds the ingest
+    os.kill(info.pid, signal.SIGKILL)
+    while Path(f"/proc/{info.pid}").exists():
+        time.sleep(0.05)
+    procs = [h.spawn(graph, "db", "start"), h.spawn(graph, "db", "start"),
+             h.spawn(graph, "tasks", "--json")]
+    results = [p.communicate(timeout=600) for p in procs]
+    listed = json.loads(results[2][0]) if procs[2].returncode == 0 else []
+    return (all(p.returncode == 0 for p in procs) and len(servers_in(h.home)) == 1
+            and any(r["task_id"] == case.task_id for r in listed))
+
+
+def follow_vs_writer(h: Harness, seed: int) -> bool:
+    graph, reference = h.next_graph(), h.next_graph()
+    case = random_case(seed, h.steps // 2)
+    events = event_stream(case).splitlines(keepends=True)
+    whole = h.home / f"{reference}.jsonl"
+    whole.write_text("".join(events))
+    assert h.run(reference, "ingest", "--follow", str(whole)).returncode == 0
+    stream = h.home / f"{graph}.jsonl"
+    half = len(events) // 2
+    stream.write_text("".join(events[:half]))
+    follow = h.spawn(graph, "ingest", "--follow", str(stream))
+    deadline = time.monotonic() + 120
+    while not h.query(graph, "get_task", {"task_key": task_key(case.task_id)}):
+        assert time.monotonic() < deadline, "the follow never flushed"
+        time.sleep(0.05)
+    other = h.write_case(versions(seed, 40)[1], f"{graph}_other")
+    other_raw = json.loads(other.read_text())
+    other.write_text(json.dumps(retasked(Case.model_validate(other_raw), case.task_id)
+                                .model_dump(mode="json")))
+    writers = [h.spawn(graph, "delete", "--task", case.task_id),
+               h.spawn(graph, "ingest", "--replace", str(other))]
+    refused = [finish(w) for w in writers]
+    with stream.open("a") as handle:
+        handle.write("".join(events[half:]))
+    followed = finish(follow)
+    return (all(code == 2 and err.startswith("TaskConflict: ") for code, err in refused)
+            and followed[0] == 0
+            and snapshot(h, graph, case.task_id) == snapshot(h, reference, case.task_id))
+
+
 TRIALS: dict[str, Callable[[Harness, int], bool]] = {
     "replace-vs-replace": replace_vs_replace, "repair-vs-replace": repair_vs_replace,
-    "follow-resume": follow_resume, "server-kill": server_kill}
+    "follow-resume": follow_resume, "server-kill": server_kill, "replace-16k": replace_16k,
+    "restart-loading": restart_loading, "follow-vs-writer": follow_vs_writer}
 
 
 def _attempt(trial: Callable[[Harness, int], bool], h: Harness, name: str, seed: int) -> bool:

@@ -59,6 +59,7 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
     from provrepair.loaders import load
     from provrepair.provenance.gc_pause import gc_paused
     from provrepair.provenance.ingest import ingest_cases
+    from provrepair.provenance.store.config import compact_after_write
 
     with gc_paused():  # millions of short-lived objects: the cyclic GC only slows this down
         cases = load(source_format, paths)
@@ -67,6 +68,7 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
     for case in cases:  # what a trace's reading could not see (loaders/agent_run.py)
         for warning in case.world.get("provrepair.warnings", []):
             click.echo(f"warning: task {case.task_id}: {warning}", err=True)
+    compact_after_write(sum(r.nodes + r.edges for r in results if r.status != "unchanged"))
     if as_json:
         emit_json([r.__dict__ for r in results])
         return

@@ -6,6 +6,7 @@ one). The schema (indexes, constraints) and data migrations run at `db start` an
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -75,7 +76,10 @@ def db_status(as_json: bool) -> None:
         status = {"running": info is not None, "engine": "falkordb",
                   "uri": info.uri if info else None, "pid": info.pid if info else None,
                   "data_dir": str(server.home)}
-        if info is not None:
+        share = server.loading(info) if info is not None else None
+        if share is not None:  # found by its lock, loading its data (or not answering yet)
+            status["state"] = f"loading {max(share, 0)}%"
+        elif info is not None:
             with open_store() as st:
                 status["nodes"] = _node_counts(st)
     if as_json:
@@ -116,3 +120,21 @@ def _node_counts(st: GraphStore) -> dict[str, int]:
               for row in st.run("count_nodes", {"live_prefix": LIVE_PREFIX})}
     counts["tasks"] = len(list_tasks(st))
     return counts
+
+
+@db.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def db_check(as_json: bool) -> None:
+    """Scan every label and relationship type and read every attribute; one line: clean
+    (exit 0) or damaged with the reason (exit 1)."""
+    from provrepair.provenance.check import check_store
+    from provrepair.provenance.store.config import open_store
+
+    with open_store() as st:
+        report = check_store(st)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        click.echo(report.line())
+    if not report.clean:
+        sys.exit(1)

@@ -65,6 +65,7 @@ class EventStream:
                 self.result.closed.append(task_id)
             else:
                 recorder.flush()
+                recorder.release()  # still open: a later stream resumes it
                 self.result.open.append(task_id)
         self.recorders.clear()
         return self.result
@@ -92,6 +93,7 @@ class EventStream:
         elif kind == "end":
             recorder = self._recorder(task_id)
             if not recorder.records:  # an `end` alone would store an empty, complete task
+                recorder.release()
                 del self.recorders[task_id]
                 raise CaseError(task_id, "kind", None, "`end` of a task that has no recorded "
                                 "events (in this stream or the store)")

@@ -1,7 +1,9 @@
 """One writer per task: a lock held on the task's `:TaskLock` node in the store.
 
 Taken by everything that writes a task version: `repair`, ingest of a new or replaced version
-(staging, swap) and `delete`. The lock names its owner (a repair run id or an ingest id), pid,
+(staging, swap), `delete`, and a live recording (the `Recorder`, so `ingest --follow` too),
+which holds it from its first event to its `end`, refreshing it at every flush. The lock
+names its owner (a repair run id, an ingest or a recording id), pid,
 host and purpose; a second writer is refused with who holds it. A lock left by a process that
 died on this host (its pid gone) is taken over, so a `kill -9` never blocks the task. The lock
 is its own node, not a property of the task record, so ingest's swap (which replaces the
@@ -10,6 +12,7 @@ record) cannot drop it while a repair holds it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -18,12 +21,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from provrepair.provenance.errors import TaskConflict
+from provrepair.provenance.errors import ProvrepairError, TaskConflict
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.process import pid_alive
 from provrepair.provenance.store.base import GraphStore
 
-ACTIVITY = {"repair": "being repaired", "ingest": "being ingested", "delete": "being deleted"}
+ACTIVITY = {"repair": "being repaired", "ingest": "being ingested", "delete": "being deleted",
+            "record": "being recorded"}
 
 
 def new_owner_id(purpose: str) -> str:
@@ -36,8 +40,17 @@ def task_lock(store: GraphStore, task_id: str, owner: str, purpose: str) -> Iter
     acquire(store, task_id, owner, purpose)
     try:
         yield
-    finally:
-        store.run("release_task_lock", {"task_key": task_key(task_id), "owner": owner})
+    except BaseException:
+        # the block's own error is the one to report (a repair whose server died names the
+        # statement that failed, not this release, which then fails too)
+        with contextlib.suppress(ProvrepairError):
+            release(store, task_id, owner)
+        raise
+    release(store, task_id, owner)
+
+
+def release(store: GraphStore, task_id: str, owner: str) -> None:
+    store.run("release_task_lock", {"task_key": task_key(task_id), "owner": owner})
 
 
 def acquire(store: GraphStore, task_id: str, owner: str, purpose: str) -> None:

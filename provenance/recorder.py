@@ -25,18 +25,24 @@ identical (so replaying the same event stream after a crash converges) and refus
 Re-recording a memory id updates only its lifecycle fields (status, last_modified_by,
 last_modified_at, trust_score), as an agent's store does when a later step retires it.
 Steps of a turn must arrive in timestamp order (the first one receives INITIATE).
+A recording holds the task's write lock (provenance/lock.py, purpose "record") from its
+construction to `close()` (or `release()`), checked and refreshed at every flush: a `delete`
+or `ingest --replace` of the task meanwhile is refused with TaskConflict naming the recorder,
+and a recorder that died (kill -9) is taken over by the next one on this host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from typing import Any
 
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
-from provrepair.provenance.errors import CaseError, TaskConflict
+from provrepair.provenance.errors import CaseError, ProvrepairError, TaskConflict
 from provrepair.provenance.ingest import content_hash, evaluation_props
 from provrepair.provenance.keys import eval_key, task_key
+from provrepair.provenance.lock import acquire, new_owner_id, release
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
 from provrepair.provenance.parsing import parse_event
 from provrepair.provenance.rows import (
@@ -94,7 +100,13 @@ class Recorder:
         self.inputs_by_turn: dict[int, list[str]] = defaultdict(list)
         self.first_step: dict[int, tuple[int, str]] = {}
         self.task_dirty, self.pending_events = True, 0
-        self._resume()
+        self.owner = new_owner_id("record")
+        acquire(store, task_id, self.owner, "record")
+        try:
+            self._resume()
+        except BaseException:
+            self.release()
+            raise
 
     # -- events -----------------------------------------------------------------------------
 
@@ -118,7 +130,9 @@ class Recorder:
         self._count_event()
 
     def flush(self) -> None:
-        """Write buffered nodes, then the edges whose ends are now stored, then the task."""
+        """Write buffered nodes, then the edges whose ends are now stored, then the task
+        (after checking, and refreshing, that this recording still holds the task lock)."""
+        acquire(self.store, self.task_id, self.owner, "record")
         if self.task_dirty:
             self.store.run("merge_task", {"task_key": self.key, "props": self.task})
             self.task_dirty = False
@@ -144,6 +158,12 @@ class Recorder:
                                             "task_key": self.key, "props": evaluation_props(case)})
         self.task.update(complete=True, content_hash=digest)
         self.store.run("merge_task", {"task_key": self.key, "props": self.task})
+        self.release()
+
+    def release(self) -> None:
+        """Give the task lock back (the recording stays incomplete unless closed)."""
+        with contextlib.suppress(ProvrepairError):  # a dead store: the lock goes stale
+            release(self.store, self.task_id, self.owner)
 
     def as_case(self) -> Case:
         def records(kind: str) -> list[Any]:
@@ -158,10 +178,13 @@ class Recorder:
         return self
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.flush()  # keep every valid event; the task stays incomplete
+        try:
+            if exc_type is None:
+                self.close()
+            else:
+                self.flush()  # keep every valid event; the task stays incomplete
+        finally:
+            self.release()  # a no-op after close()
 
     # -- internals --------------------------------------------------------------------------
 

@@ -73,6 +73,7 @@ class CaseValidator:
     """Cross-record rules for one task, fed record by record (batch or live)."""
 
     def __init__(self, task_id: str, *, check_cycles_per_step: bool = True):
+        check_task_id(task_id)
         self.task_id = task_id
         self.kinds: dict[str, str] = {}
         self.pending: list[Reference] = []
@@ -226,6 +227,12 @@ class CaseValidator:
         return path[seen[node]:]
 
 
+def check_task_id(task_id: str) -> None:
+    """A task id names the task in every command: an empty (or blank) one is refused."""
+    if not task_id.strip():
+        raise CaseError(None, "task_id", None, f"must not be empty, got {task_id!r}")
+
+
 def validate_case(case: Case) -> Case:
     """Run every cross-record rule on a parsed case; returns it unchanged when valid, else
     raises one CaseError carrying the errors of every record (up to MAX_REPORTED_ERRORS).
@@ -300,6 +307,7 @@ def parse_case(raw: Any) -> Case:
                         f"expected {FORMAT!r}, got {raw.get('format')!r}")
     check_storable_text(raw, task)
     case = parse_model(Case, raw, task)
+    check_task_id(case.task_id)
     return validate_case(case)
 
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from provrepair.provenance.checkpoints import checkpoint
-from provrepair.provenance.errors import NothingToResume, TaskIncomplete
+from provrepair.provenance.errors import NothingToResume, TaskConflict, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.models import Case
@@ -133,6 +133,7 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
             base = previous["run_id"] if resume.continuing else previous["summary"].get("continues")
             prior = _prior(store, task_id, base) if base is not None else None
         elif previous is not None:
+            _refuse_other_faults(task_id, previous, faults)
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
@@ -150,6 +151,19 @@ def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
     summary = next(r["summary"] for r in runs if r["run_id"] == base)
     return read_prior(store, task_id, order[:order.index(base) + 1],
                       set(summary.get("unresolved") or {}))
+
+
+def _refuse_other_faults(task_id: str, previous: dict[str, Any],
+                         faults: list[str] | None) -> None:
+    """`repair --faults X` on a version repaired with other faults: refused, never answered
+    with the old repair (which did not treat X). The same faults get the committed repair."""
+    repaired = sorted(previous["plan"].get("delete_memory_ids", []))
+    if faults is None or sorted(set(faults)) == repaired:
+        return
+    raise TaskConflict(
+        f"task {task_id!r} is already repaired (run {previous['run_id']}) with faults "
+        f"{', '.join(repaired) or '(none)'}, not {', '.join(sorted(set(faults)))}; a task "
+        "version is repaired once: `ingest --replace` it to repair it with other faults")
 
 
 def _resumable_plan(task_id: str, previous: dict[str, Any] | None,

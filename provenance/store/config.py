@@ -11,7 +11,8 @@
     PROVREPAIR_VAULT_DATABASE  Neo4j database for evaluation-only data (default: the same)
     PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
                           so several independent stores can share one server
-    PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to answer (default 10)
+    PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to connect and answer (default 10;
+                          a statement itself may run longer: 600 s on FalkorDB)
 
 Credentials never travel in a URI (URIs are echoed in messages); they come from the
 variables a `Credentials` names, so an error can say which variable to set.
@@ -211,7 +212,19 @@ def _open_embedded(home: Path | None,
         on_start(info)
     graph = graph_name()
     return FalkorDBStore(info.host, info.port, server.password(), graph=graph,
-                         vault_graph=f"{graph}_vault"), started
+                         vault_graph=f"{graph}_vault", connect_timeout=connect_timeout()), started
+
+
+COMPACT_AFTER_ELEMENTS = 20_000  # nodes + edges written by one command
+
+
+def compact_after_write(elements: int) -> None:
+    """After a large write to the embedded store, have it rewrite its append-only log
+    (in the background): a restart then loads a snapshot, not every statement (issue 25)."""
+    if elements >= COMPACT_AFTER_ELEMENTS and not os.environ.get("PROVREPAIR_URI", "").strip():
+        from provrepair.provenance.store.embedded import EmbeddedServer
+
+        EmbeddedServer().request_rewrite()
 
 
 def graph_name() -> str:

@@ -5,14 +5,20 @@ Layout of the data directory ($PROVREPAIR_HOME, default ~/.local/share/provrepai
     password      generated once, mode 0600; never printed
     redis.conf    written at each start, mode 0600 (holds the password, so not on argv)
     data/         appendonly files + snapshots: the graphs persist across restarts
-    server.json   {pid, port} of the running server; stale when its pid is gone
+    server.json   {pid, port} of the running server (informative: the lock below decides)
+    server.lock   flock-ed by the server process for its whole life: exactly one server per
+                  data directory, found (pid from /proc, port from redis.conf) in any state
     redis.log     the server's log (its tail is shown when a start fails)
     lock          held while starting or stopping, so two commands never race
 
 The server binds 127.0.0.1 on a free port, requires the password, has no Bolt port, and
-refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second. The home and
-data folders are private (0700) and the server writes its files 0600 (it runs with umask
-077): stored content and evaluation data are readable by their owner only.
+refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second, the log kept
+compact (an RDB preamble; rewritten after large ingests, as it doubles past 4 MB and at
+`db stop`), so a restart loads a snapshot instead of replaying every statement. While it
+loads, commands wait and print "loading N%" on stderr; they never start a second server
+(the lock). The home and data folders are private (0700) and the server writes its files
+0600 (it runs with umask 077): stored content and evaluation data are readable by their
+owner only.
 
 After a start the server is verified: its log must hold no CRITICAL line since the start,
 and a probe query must answer on every stored graph; a store that comes back damaged is
@@ -30,7 +36,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +46,14 @@ import redis
 from provrepair.provenance.errors import ConfigError, StoreUnavailable
 from provrepair.provenance.process import pid_alive
 
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 60.0  # a server neither loading nor answering for this long has failed
+REWRITE_TIMEOUT_S = 600.0
+
+
+def _stderr_progress(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
 
 
 def default_home() -> Path:
@@ -71,46 +84,97 @@ def _binaries() -> tuple[str, str]:
 class EmbeddedServer:
     """Start, stop and find the embedded server of one data directory."""
 
-    def __init__(self, home: Path | None = None):
+    def __init__(self, home: Path | None = None,
+                 progress: Callable[[str], None] = _stderr_progress):
         self.home = home or default_home()
+        self.progress = progress  # told "loading N%" while a server loads its data
 
     # -- public ---------------------------------------------------------------------------
 
     def running(self) -> ServerInfo | None:
-        """The live server of this home, or None (a stale server.json is removed)."""
-        info = self._read_info()
-        if info is None:
+        """The server of this home in any state (loading included), or None. Decided by the
+        server's lock, not by server.json (removed when no server holds the lock)."""
+        if not self._server_lock_held():
+            (self.home / "server.json").unlink(missing_ok=True)
             return None
-        if pid_alive(info.pid) and self._ping(info):
-            return info
-        if pid_alive(info.pid) and _is_redis(info.pid):
-            return info  # running but busy (e.g. loading a large dataset)
-        (self.home / "server.json").unlink(missing_ok=True)
-        return None
+        return self._find()
+
+    def loading(self, info: ServerInfo) -> int | None:
+        """The percentage loaded while the server loads its data (0 while it holds a
+        connection without answering: it replays its log between event rounds); None once
+        it answers; -1 while it refuses connections (not listening yet)."""
+        try:
+            client = self._client(info)
+            try:
+                client.ping()
+                return None
+            except redis.exceptions.BusyLoadingError:
+                stats = client.info("persistence")
+                return int(float(stats.get("loading_loaded_perc", 0)))
+        except redis.exceptions.BusyLoadingError:
+            return 0
+        except redis.exceptions.TimeoutError:
+            return 0  # connected, no answer: replaying its log between event rounds
+        except redis.exceptions.RedisError:
+            return -1
 
     def start(self) -> tuple[ServerInfo, bool]:
-        """Start unless running; returns (info, started_now)."""
+        """Start unless running; returns (info, started_now) once the server answers (a
+        server loading its data is waited for, with progress)."""
         self._prepare_home()
         with self._locked():
             info = self.running()
-            if info is not None:
-                return info, False
-            return self._launch(), True
+            if info is None:
+                return self._launch(), True
+        self._wait_ready(info)
+        return info, False
 
     def stop(self) -> ServerInfo | None:
-        """Shut the server down cleanly (data flushed); None when it was not running."""
+        """Shut the server down cleanly (log rewritten compact, data flushed); None when it
+        was not running. Works in any state: a loading server is terminated."""
         with self._locked():
             info = self.running()
             if info is None:
                 return None
-            # the server closes the connection as it exits
-            with contextlib.suppress(redis.exceptions.ConnectionError):
-                self._client(info).shutdown(nosave=False)
+            if self.loading(info) is None:  # answering: rewrite, then shut down cleanly
+                self.rewrite_log(info)
+                # the server closes the connection as it exits
+                with contextlib.suppress(redis.exceptions.RedisError):
+                    self._client(info).shutdown(nosave=False)
+            else:  # loading (or not answering): its log on disk is untouched, stop it now
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(info.pid, signal.SIGTERM)
             if not _wait_gone(info.pid, 30):
-                os.kill(info.pid, signal.SIGTERM)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(info.pid, signal.SIGTERM)
                 _wait_gone(info.pid, 30)
             (self.home / "server.json").unlink(missing_ok=True)
             return info
+
+    def request_rewrite(self) -> None:
+        """Start a rewrite of the append-only log (BGREWRITEAOF) and return: after a large
+        write, so a restart loads one snapshot instead of replaying every statement."""
+        info = self.running()
+        if info is None:
+            return
+        with contextlib.suppress(redis.exceptions.RedisError):  # one already running
+            self._client(info).bgrewriteaof()
+
+    def rewrite_log(self, info: ServerInfo | None = None) -> None:
+        """Rewrite the append-only log as one snapshot (BGREWRITEAOF) and wait for it: a
+        restart then loads that instead of replaying every statement written."""
+        info = info or self.running()
+        if info is None:
+            return
+        client = self._client(info)
+        with contextlib.suppress(redis.exceptions.ResponseError):  # one already running
+            client.bgrewriteaof()
+        deadline = time.monotonic() + REWRITE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            stats = client.info("persistence")
+            if not stats.get("aof_rewrite_in_progress") and not stats.get("aof_rewrite_scheduled"):
+                return
+            time.sleep(0.05)
 
     def password(self) -> str:
         path = self.home / "password"
@@ -124,12 +188,13 @@ class EmbeddedServer:
     # -- internals ------------------------------------------------------------------------
 
     def _launch(self) -> ServerInfo:
-        # The free port can be taken between our probe and the server's bind: retry.
+        # The free port can be taken between our probe and the server's bind: retry (the
+        # server then exits and its lock is free again).
         for attempt in range(3):
             try:
                 return self._launch_once()
             except StoreUnavailable:
-                if attempt == 2:
+                if attempt == 2 or self._server_lock_held():
                     raise
         raise AssertionError("unreachable")
 
@@ -156,16 +221,20 @@ class EmbeddedServer:
         with os.fdopen(fd, "w") as handle:
             handle.write(self._config(port, module))
         log_start = self._log_size()
-        # umask 077: the daemon's AOF, snapshots and log are the owner's only
-        subprocess.run([server_bin, str(conf)], check=False, capture_output=True, timeout=30,
-                       preexec_fn=lambda: os.umask(0o077))
+        lock_fd = self._take_server_lock()
+        try:
+            # umask 077: the daemon's AOF, snapshots and log are the owner's only. The locked
+            # fd goes to the server (inherited by its daemon), so the lock lives exactly as
+            # long as the server process.
+            subprocess.run([server_bin, str(conf)], check=False, capture_output=True,
+                           timeout=30, preexec_fn=lambda: os.umask(0o077), pass_fds=(lock_fd,))
+        finally:
+            os.close(lock_fd)
         pid = self._wait_pid()
         info = ServerInfo(pid=pid, port=port, home=self.home)
         self._wait_ready(info)
         self._verify(info, log_start)
-        fd = os.open(self.home / "server.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps({"pid": pid, "port": port}))
+        self._write_info(info)
         return info
 
     def _config(self, port: int, module: str) -> str:
@@ -180,6 +249,12 @@ class EmbeddedServer:
             # after every large ingest; with them, plans saw sporadic seconds ×3-7 slower
             # (BENCHMARKS.md, "Planner", third stop).
             "appendonly yes", "appendfsync everysec", 'save ""',
+            # ...and kept compact: the log starts with a snapshot of the data (RDB preamble)
+            # and is rewritten after large ingests, as it doubles past 4 MB and at `db stop`,
+            # so a restart loads in seconds instead of replaying every statement ever written (a 6,342-node
+            # task: 290 s replayed, 0.26 s after a rewrite; BENCHMARKS.md, "Restart").
+            "aof-use-rdb-preamble yes", "auto-aof-rewrite-percentage 100",
+            "auto-aof-rewrite-min-size 4mb",
             "enable-module-command no", "enable-debug-command no",
             f'loadmodule "{module}"', "",
         ])
@@ -194,13 +269,22 @@ class EmbeddedServer:
         raise StoreUnavailable(f"the embedded FalkorDB server did not start:\n{self._log_tail()}")
 
     def _wait_ready(self, info: ServerInfo) -> None:
+        """Until the server answers. Loading its data is progress, never a timeout: the
+        wait lasts as long as the load (a line "loading N%" each time the share grows)."""
         deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if not pid_alive(info.pid):
-                break
-            if self._ping(info):
+        shown = -1
+        while pid_alive(info.pid):
+            share = self.loading(info)
+            if share is None:
                 return
-            time.sleep(0.05)
+            if share > shown:
+                self.progress(f"the embedded store is loading its data: loading {share}%")
+                shown = share
+            if share >= 0:
+                deadline = time.monotonic() + START_TIMEOUT_S
+            elif time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         raise StoreUnavailable(
             f"the embedded FalkorDB server (pid {info.pid}) is not answering:\n{self._log_tail()}")
 
@@ -234,18 +318,94 @@ class EmbeddedServer:
         return redis.Redis(host=info.host, port=info.port, password=self.password(),
                            socket_timeout=5)
 
-    def _ping(self, info: ServerInfo) -> bool:
+    def _take_server_lock(self) -> int:
+        """The server lock, taken (its fd), or StoreUnavailable when a server holds it."""
+        fd = os.open(self.home / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            return bool(self._client(info).ping())
-        except redis.exceptions.RedisError:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreUnavailable(f"an embedded server already runs on {self.home}") from None
+        return fd
+
+    def _server_lock_held(self) -> bool:
+        """Whether a server process holds this home's lock. A probe takes it and gives it
+        straight back; a probe can collide with another probe, so a refusal is retried
+        briefly before it counts as a server."""
+        path = self.home / "server.lock"
+        if not path.exists():
+            return False
+        for _ in range(10):
+            try:
+                fd = os.open(path, os.O_RDWR)
+            except FileNotFoundError:
+                return False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return False
+            except BlockingIOError:
+                if self._holder() is not None or self._lock_holders():
+                    return True
+            finally:
+                os.close(fd)
+            time.sleep(0.02)
+        return True
+
+    def _lock_holders(self) -> list[int]:
+        """Pids of other processes with this home's server.lock open (a scan of /proc)."""
+        return [int(proc.name) for proc in Path("/proc").iterdir()
+                if proc.name.isdigit() and self._has_lock_open(int(proc.name))]
+
+    def _holder(self) -> int | None:
+        """The server named by the pidfile, if it is a redis-server with the lock open (the
+        usual case, read without scanning every process)."""
+        pid = self._pidfile()
+        return pid if pid is not None and _is_redis(pid) and self._has_lock_open(pid) else None
+
+    def _has_lock_open(self, pid: int) -> bool:
+        if pid == os.getpid():
+            return False
+        target = str((self.home / "server.lock").resolve())
+        try:
+            return any(os.readlink(fd) == target for fd in Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
             return False
 
-    def _read_info(self) -> ServerInfo | None:
-        try:
-            raw = json.loads((self.home / "server.json").read_text())
-            return ServerInfo(pid=int(raw["pid"]), port=int(raw["port"]), home=self.home)
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
+    def _find(self) -> ServerInfo | None:
+        """The server holding the lock: its pid (the redis-server with the lock open; the
+        pidfile when /proc cannot tell) and port (redis.conf, written under the start
+        lock before that server started)."""
+        pid = self._holder()
+        if pid is None:
+            pids = [pid for pid in self._lock_holders() if _is_redis(pid)]
+            pid = min(pids) if pids else self._pidfile()
+        port = self._conf_port()
+        if pid is None or port is None:
             return None
+        info = ServerInfo(pid=pid, port=port, home=self.home)
+        self._write_info(info)
+        return info
+
+    def _pidfile(self) -> int | None:
+        try:
+            return int((self.home / "redis.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def _conf_port(self) -> int | None:
+        try:
+            for line in (self.home / "redis.conf").read_text().splitlines():
+                if line.startswith("port "):
+                    return int(line.split()[1])
+        except (OSError, ValueError):
+            return None
+        return None
+
+    def _write_info(self, info: ServerInfo) -> None:
+        fd = os.open(self.home / "server.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps({"pid": info.pid, "port": info.port}))
 
     def _log_tail(self, lines: int = 8) -> str:
         try:
@@ -268,6 +428,20 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def servers_in(home: Path) -> list[int]:
+    """Pids of every redis-server working in this home's data folder (its `dir`), whatever
+    lock they hold: what the one-server guarantee is checked against."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline, cwd = (proc / "cmdline").read_bytes(), os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if b"redis-server" in cmdline and cwd == str(home / "data"):
+            found.append(int(proc.name))
+    return found
 
 
 def _is_redis(pid: int) -> bool:

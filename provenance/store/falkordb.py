@@ -17,13 +17,39 @@ from typing import Any
 
 from falkordb import FalkorDB
 
-from provrepair.provenance.errors import ProvrepairError, map_driver_error
+from provrepair.provenance.errors import ProvrepairError, StoreUnavailable, map_driver_error
 from provrepair.provenance.store.base import GraphStore, Pending, ReadAhead, Row, Statement
 from provrepair.provenance.store.falkordb_wire import check_reply, params_header, rows
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
 GRAPH = "provrepair"
 VAULT_GRAPH = "provrepair_vault"  # evaluation-only data, never read by repair
+# How long one statement may run: a large ingest batch or swap legitimately takes minutes,
+# so this is not the connect timeout; a server that never answers is caught by _handshake.
+OPERATION_TIMEOUT_S = 600.0
+
+
+def _handshake(host: str, port: int, password: str | None, timeout: float) -> None:
+    """Connect, authenticate and PING within `timeout` (PROVREPAIR_CONNECT_TIMEOUT): a port
+    that accepts and never answers fails here in seconds, not after the operation timeout."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # no retries: each would wait the timeout again (a 1 s timeout took 15 s with them)
+    client = redis.Redis(host=host, port=port, password=password, socket_timeout=timeout,
+                         socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
+    try:
+        client.ping()
+    except redis.exceptions.TimeoutError as exc:
+        raise StoreUnavailable(
+            f"falkordb://{host}:{port} accepted the connection but did not answer within "
+            f"{timeout:g} s (PROVREPAIR_CONNECT_TIMEOUT)") from exc
+    except redis.exceptions.BusyLoadingError as exc:
+        raise StoreUnavailable(f"falkordb://{host}:{port} is loading its data; try again "
+                               "when it has finished") from exc
+    finally:
+        client.close()
 
 
 def absent_graph(query: Query, exc: Exception) -> bool:
@@ -48,10 +74,12 @@ class FalkorDBStore(GraphStore):
 
     def __init__(self, host: str, port: int, password: str | None, *, graph: str = GRAPH,
                  vault_graph: str = VAULT_GRAPH, registry: QueryRegistry | None = None,
-                 connect_timeout: float = 10.0):
+                 connect_timeout: float = 10.0, operation_timeout: float = OPERATION_TIMEOUT_S):
         super().__init__(registry)
         self.host, self.port, self.graph_name = host, port, graph
-        self._db = FalkorDB(host=host, port=port, password=password, socket_timeout=600,
+        _handshake(host, port, password, connect_timeout)
+        self._db = FalkorDB(host=host, port=port, password=password,
+                            socket_timeout=operation_timeout,
                             socket_connect_timeout=connect_timeout)
         self._graphs = {"graph": self._db.select_graph(graph),
                         "vault": self._db.select_graph(vault_graph)}

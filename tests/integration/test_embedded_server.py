@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from provrepair.provenance.store.embedded import EmbeddedServer
+from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
 from tests.helpers import EXAMPLE
 
 
@@ -141,3 +141,37 @@ def test_a_start_that_logs_damage_is_reported(home_cli: HomeCli) -> None:
         log.write("1:M 24 Nov 2026 # <graph> CRITICAL Attempted to access undefined attribute\n")
     with pytest.raises(StoreUnavailable, match="started damaged"):
         server._verify(info, offset)
+
+
+def test_two_concurrent_starts_make_one_server(home_cli: HomeCli) -> None:
+    exe = Path(sys.executable).with_name("provrepair")
+    procs = [subprocess.Popen([str(exe), "db", "start", "--json"], env=home_cli.env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert [r["started"] for r in results].count(True) == 1
+    assert results[0]["pid"] == results[1]["pid"]
+    assert servers_in(home_cli.home) == [results[0]["pid"]]
+
+
+def test_server_found_by_its_lock_without_server_json(home_cli: HomeCli) -> None:
+    pid = json.loads(home_cli("db", "start", "--json").stdout)["pid"]
+    (home_cli.home / "server.json").unlink()
+    status = json.loads(home_cli("db", "status", "--json").stdout)
+    assert status["running"] is True and status["pid"] == pid
+    (home_cli.home / "server.json").unlink()
+    again = home_cli("db", "start")
+    assert again.returncode == 0 and "already running" in again.stdout and str(pid) in again.stdout
+    (home_cli.home / "server.json").unlink()
+    assert json.loads(home_cli("db", "stop", "--json").stdout) == {"stopped": True, "pid": pid}
+    assert servers_in(home_cli.home) == []
+
+
+def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
+    pid = json.loads(home_cli("db", "start", "--json").stdout)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not EmbeddedServer(home_cli.home).running()
+    restarted = json.loads(home_cli("db", "start", "--json").stdout)
+    assert restarted["started"] is True and servers_in(home_cli.home) == [restarted["pid"]]

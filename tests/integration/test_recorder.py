@@ -14,6 +14,7 @@ import pytest
 from provrepair.provenance.errors import CaseError, TaskConflict
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.lock import lock_holder, release
 from provrepair.provenance.models import Case, ToolSpec
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.recorder import Recorder
@@ -112,11 +113,21 @@ def test_crash_loses_at_most_the_unflushed_batch_and_replay_resumes(store: Graph
     events = events_in_time_order(case)
     rec = record(store, events[:10], batch_size=4)  # flushed after events 4 and 8
     flushed = len(store.run("list_task_nodes", {"task_key": task_key(case.task_id)}))
-    del rec  # crash: the buffered events are gone
+    del rec  # crash: the buffered events are gone...
+    release(store, case.task_id, owner_of(store, case.task_id))  # ...and its process with them
     assert 0 < flushed < 9
     with record(store, events, batch_size=4):  # replay the whole stream
         pass
     assert canonical(read_case(store, case.task_id)) == canonical(case)
+
+
+def owner_of(store: GraphStore, task_id: str) -> str:
+    """The recording that holds the task lock. A crash here is simulated in this process,
+    whose pid stays alive, so the test frees the lock as the death of a recorder's process
+    does for the next one (tests/integration/test_resume_cli.py kills real processes)."""
+    holder = lock_holder(store, task_id)
+    assert holder is not None and holder["purpose"] == "record"
+    return str(holder["holder"])
 
 
 class FailingWrites:
@@ -147,6 +158,7 @@ def test_a_crash_inside_a_flush_loses_nothing_on_resume(store: GraphStore, query
     events = events_in_time_order(case)
     with pytest.raises(ConnectionError):
         record(FailingWrites(store, query, succeed), events, batch_size=4)  # type: ignore[arg-type]
+    release(store, case.task_id, owner_of(store, case.task_id))  # the crashed process's lock
     nodes, edges = graph_snapshot(store, case.task_id)
     assert len(nodes) < len(reference[0]) or len(edges) < len(reference[1])
     with record(store, events, batch_size=4):  # replay the same stream
