@@ -50,9 +50,9 @@ from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
+from provrepair.provenance.state.runs import COMMITTED_REPAIR
 from provrepair.provenance.store.config import connect
 from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
-from provrepair.provenance.vocab import REPAIR_RUN_STATUSES
 
 EXE = str(Path(sys.executable).with_name("provrepair"))
 
@@ -146,7 +146,7 @@ def repair_vs_replace(h: Harness, seed: int) -> bool:
     results = [finish(p) for p in procs]
     row = task_row(h, graph, one.task_id)
     runs = json.loads(h.run(graph, "history", "--task", one.task_id, "--json").stdout)
-    repaired = [r for r in runs if r["status"] in REPAIR_RUN_STATUSES]
+    repaired = [r for r in runs if r["status"] in COMMITTED_REPAIR]
     shown = json.loads(h.run(graph, "show", "--task", one.task_id, "--json").stdout)
     status = {m["memory_id"]: m["status"] for m in shown["memory_store"]}
     recorded = {m.memory_id: m.status.value for m in one.memory_store}  # same in both versions

@@ -9,9 +9,6 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 
-from provrepair.provenance.state.runs import COMMITTED_REPAIR, FINISHED
-from provrepair.provenance.state.runs import RunStatus as RunStatus
-
 
 class StepType(StrEnum):
     MEMORY_READ = "memory_read"
@@ -131,12 +128,6 @@ class RepairEdge(StrEnum):
     """Relationship types a repair adds between provenance nodes."""
 
     REPLAYS = "REPLAYS"  # replayed step → the step it replaces
-
-
-# Run statuses live with their transitions and predicates (provenance/state/runs.py); the
-# names stay importable from here.
-FINISHED_RUN_STATUSES = FINISHED
-REPAIR_RUN_STATUSES = COMMITTED_REPAIR
 
 
 class RunMark(StrEnum):

@@ -47,8 +47,9 @@ from pydantic import (
 from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.state.runs import COMMITTED_REPAIR
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.vocab import REPAIR_RUN_STATUSES, MemoryStatus
+from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.echo import REASON
 from provrepair.repair.runs import list_runs
 
@@ -126,7 +127,7 @@ class MemoryPatch(BaseModel):
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:
     """The net change of every committed repair of the task (or of the named run only)."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
-    runs = [r for r in list_runs(store, task_id) if r["status"] in REPAIR_RUN_STATUSES]
+    runs = [r for r in list_runs(store, task_id) if r["status"] in COMMITTED_REPAIR]
     if run_id is not None:
         runs = [r for r in runs if r["run_id"] == run_id]
         if not runs:

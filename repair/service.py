@@ -26,9 +26,9 @@ from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.models import Case
 from provrepair.provenance.readback import get_task_props, read_case
-from provrepair.provenance.state.runs import ReportStatus, commit_props, run_params
+from provrepair.provenance.state.runs import ReportStatus, RunStatus, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.vocab import MemoryStatus, RunStatus
+from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision
 from provrepair.repair.methods.ours import QuarantiningCopies

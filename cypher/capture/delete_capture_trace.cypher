@@ -2,6 +2,43 @@
 // mode: write
 // params: trace_id
 // Drops the journaled spans of a trace outside any agent run.
+// FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
+// dropped from every label matrix not yet resized to the graph's node capacity (the label
+// is then scanned over a node with no attributes: 'Attempted to access undefined
+// attribute', or a crash). A label scan resizes its matrix, so the statement scans every
+// label (one row each, LIMIT 1) before it deletes; the same statement, so no other
+// writer can grow the graph in between. tests/unit/test_store_check_queries.py checks the list.
+OPTIONAL MATCH (sync0:Node) WITH sync0 LIMIT 1
+OPTIONAL MATCH (sync1:Task) WITH sync1 LIMIT 1
+OPTIONAL MATCH (sync2:UserInput) WITH sync2 LIMIT 1
+OPTIONAL MATCH (sync3:Memory) WITH sync3 LIMIT 1
+OPTIONAL MATCH (sync4:Step) WITH sync4 LIMIT 1
+OPTIONAL MATCH (sync5:MemoryRead) WITH sync5 LIMIT 1
+OPTIONAL MATCH (sync6:Claim) WITH sync6 LIMIT 1
+OPTIONAL MATCH (sync7:Plan) WITH sync7 LIMIT 1
+OPTIONAL MATCH (sync8:ToolAction) WITH sync8 LIMIT 1
+OPTIONAL MATCH (sync9:ToolObservation) WITH sync9 LIMIT 1
+OPTIONAL MATCH (sync10:FinalAnswer) WITH sync10 LIMIT 1
+OPTIONAL MATCH (sync11:MemoryWrite) WITH sync11 LIMIT 1
+OPTIONAL MATCH (sync12:MemoryDelete) WITH sync12 LIMIT 1
+OPTIONAL MATCH (sync13:MemoryUpdate) WITH sync13 LIMIT 1
+OPTIONAL MATCH (sync14:MemoryConsolidate) WITH sync14 LIMIT 1
+OPTIONAL MATCH (sync15:EvalRecord) WITH sync15 LIMIT 1
+OPTIONAL MATCH (sync16:RepairRun) WITH sync16 LIMIT 1
+OPTIONAL MATCH (sync17:TaskLock) WITH sync17 LIMIT 1
+OPTIONAL MATCH (sync18:Faulty) WITH sync18 LIMIT 1
+OPTIONAL MATCH (sync19:Seed) WITH sync19 LIMIT 1
+OPTIONAL MATCH (sync20:Affected) WITH sync20 LIMIT 1
+OPTIONAL MATCH (sync21:Supported) WITH sync21 LIMIT 1
+OPTIONAL MATCH (sync22:Quarantined) WITH sync22 LIMIT 1
+OPTIONAL MATCH (sync23:Invalidated) WITH sync23 LIMIT 1
+OPTIONAL MATCH (sync24:AnswerRelevant) WITH sync24 LIMIT 1
+OPTIONAL MATCH (sync25:Replayed) WITH sync25 LIMIT 1
+OPTIONAL MATCH (sync26:Preserved) WITH sync26 LIMIT 1
+OPTIONAL MATCH (sync27:Suspicious) WITH sync27 LIMIT 1
+OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
+OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
+WITH count(*) AS synced
 MATCH (c:CaptureSpan {trace_id: $trace_id})
 WHERE c.task_key IS NULL
 DELETE c

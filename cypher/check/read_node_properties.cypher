@@ -86,3 +86,6 @@ RETURN 'Suspicious' AS label, count(properties(n)) AS read
 UNION ALL
 MATCH (n:Regenerated)
 RETURN 'Regenerated' AS label, count(properties(n)) AS read
+UNION ALL
+MATCH (n:CaptureSpan)
+RETURN 'CaptureSpan' AS label, count(properties(n)) AS read

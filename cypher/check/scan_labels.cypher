@@ -118,3 +118,7 @@ UNION ALL
 MATCH (n:Regenerated)
 RETURN 'Regenerated' AS label, count(n) AS scanned,
        sum(CASE WHEN 'Regenerated' IN labels(n) THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (n:CaptureSpan)
+RETURN 'CaptureSpan' AS label, count(n) AS scanned,
+       sum(CASE WHEN 'CaptureSpan' IN labels(n) THEN 0 ELSE 1 END) AS stray

@@ -7,7 +7,7 @@
 // is then scanned over a node with no attributes: 'Attempted to access undefined
 // attribute', or a crash). A label scan resizes its matrix, so the statement scans every
 // label (one row each, LIMIT 1) before it deletes; the same statement, so no other
-// writer can grow the graph in between. tests/unit/test_delete_guard.py checks the list.
+// writer can grow the graph in between. tests/unit/test_store_check_queries.py checks the list.
 OPTIONAL MATCH (sync0:Node) WITH sync0 LIMIT 1
 OPTIONAL MATCH (sync1:Task) WITH sync1 LIMIT 1
 OPTIONAL MATCH (sync2:UserInput) WITH sync2 LIMIT 1
@@ -37,6 +37,7 @@ OPTIONAL MATCH (sync25:Replayed) WITH sync25 LIMIT 1
 OPTIONAL MATCH (sync26:Preserved) WITH sync26 LIMIT 1
 OPTIONAL MATCH (sync27:Suspicious) WITH sync27 LIMIT 1
 OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
+OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
 WITH count(*) AS synced
 MATCH (e:EvalRecord {task_key: $task_key})
 WHERE e.eval_key <> $keep_key
