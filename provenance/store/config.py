@@ -188,21 +188,25 @@ def _migrated(store: GraphStore) -> GraphStore:
 
 def open_store(home: Path | None = None,
                on_start: Callable[[ServerInfo], None] | None = None, *,
-               migrate: bool = False) -> GraphStore:
+               migrate: bool = False, stop_started_server: bool = False) -> GraphStore:
     """Open the configured store; start the embedded one if needed (`on_start` is told, and
-    a store started here is migrated, as `db start` does). `migrate` migrates in any case."""
+    a store started here is migrated, as `db start` does). `migrate` migrates in any case.
+
+    An embedded server started here keeps running for the next command (the CLI's way), unless
+    `stop_started_server`: then closing the store stops it, and a script leaves nothing behind
+    (a server that was already running is left as it was)."""
     uri = os.environ.get("PROVREPAIR_URI", "").strip()
     if uri:
         return connect(uri, STORE_CREDENTIALS,
                        database=os.environ.get("PROVREPAIR_DATABASE", "neo4j"),
                        vault_database=os.environ.get("PROVREPAIR_VAULT_DATABASE"),
                        graph=graph_name(), migrate=migrate)
-    store, started = _open_embedded(home, on_start)
+    store, started = _open_embedded(home, on_start, stop_started_server)
     return _migrated(store) if migrate or started else store
 
 
-def _open_embedded(home: Path | None,
-                   on_start: Callable[[ServerInfo], None] | None) -> tuple[GraphStore, bool]:
+def _open_embedded(home: Path | None, on_start: Callable[[ServerInfo], None] | None,
+                   stop_started_server: bool = False) -> tuple[GraphStore, bool]:
     from provrepair.provenance.store.embedded import EmbeddedServer
     from provrepair.provenance.store.falkordb import FalkorDBStore
 
@@ -211,8 +215,10 @@ def _open_embedded(home: Path | None,
     if started and on_start is not None:
         on_start(info)
     graph = graph_name()
+    stop = server.stop if started and stop_started_server else None
     return FalkorDBStore(info.host, info.port, server.password(), graph=graph,
-                         vault_graph=f"{graph}_vault", connect_timeout=connect_timeout()), started
+                         vault_graph=f"{graph}_vault", connect_timeout=connect_timeout(),
+                         on_close=stop), started
 
 
 COMPACT_AFTER_ELEMENTS = 20_000  # nodes + edges written by one command

@@ -74,9 +74,11 @@ class FalkorDBStore(GraphStore):
 
     def __init__(self, host: str, port: int, password: str | None, *, graph: str = GRAPH,
                  vault_graph: str = VAULT_GRAPH, registry: QueryRegistry | None = None,
-                 connect_timeout: float = 10.0, operation_timeout: float = OPERATION_TIMEOUT_S):
+                 connect_timeout: float = 10.0, operation_timeout: float = OPERATION_TIMEOUT_S,
+                 on_close: Callable[[], object] | None = None):
         super().__init__(registry)
         self.host, self.port, self.graph_name = host, port, graph
+        self._on_close = on_close  # e.g. stop the embedded server this store's opener started
         _handshake(host, port, password, connect_timeout)
         self._db = FalkorDB(host=host, port=port, password=password,
                             socket_timeout=operation_timeout,
@@ -198,6 +200,9 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._db.connection.close()
+        done, self._on_close = self._on_close, None  # once, however often close() is called
+        if done is not None:
+            done()
 
 
 class PipelinedReads(ReadAhead):
