@@ -1,13 +1,12 @@
 """The adapter interface: the only thing the rest of provrepair knows about a graph store.
 
     store.run(name, params)   → list of plain dict rows (one statement, atomic)
-    store.write(statements)   → an ordered unit of write statements
     store.run_each(statements, done) → write statements in order, each atomic on its own
     store.read_ahead()        → reads sent before their replies are read (`ReadAhead`)
 
-`write` is one transaction on Neo4j. On FalkorDB, which has no multi-statement
-transactions, each statement is atomic on its own and they run in order: callers therefore
-make every statement idempotent and order them so that a crash between any two leaves a
+Each statement is atomic on its own (FalkorDB has no multi-statement transactions, so
+neither engine is given one) and they run in order: callers therefore make every statement
+idempotent and order them so that a crash between any two leaves a
 state the next run completes (see provenance.ingest). Parameters are always passed as
 parameters; query texts come only from the cypher/ registry.
 """
@@ -50,11 +49,6 @@ class GraphStore(ABC):
         """Run the named query with parameters; return its rows as plain dicts."""
         query = self._checked(name, params or {})
         return self._execute(query, params or {})
-
-    def write(self, statements: Sequence[Statement]) -> None:
-        """Run write statements in order (see the module docstring for atomicity)."""
-        for name, params in statements:
-            self.run(name, params)
 
     def run_each(self, statements: Iterable[Statement],
                  done: Callable[[Mapping[str, Any]], None] | None = None) -> None:

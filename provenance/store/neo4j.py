@@ -13,14 +13,14 @@ same database under its own label, which no planner query matches.
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import neo4j
 
 from provrepair.provenance.errors import ProvrepairError, map_driver_error
-from provrepair.provenance.store.base import GraphStore, Row, Statement, plain
+from provrepair.provenance.store.base import GraphStore, Row, plain
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
 
@@ -60,27 +60,6 @@ class Neo4jStore(GraphStore):
         except Exception as exc:
             raise map_driver_error(exc, query.path, self._databases[query.target]) from exc
         return [plain(record.data()) for record in records]
-
-    def write(self, statements: Sequence[Statement]) -> None:
-        """One managed transaction per database touched, in statement order."""
-        by_target: dict[str, list[tuple[Query, Mapping[str, Any]]]] = {}
-        for name, params in statements:
-            query = self._checked(name, params)
-            by_target.setdefault(query.target, []).append((query, params))
-        for target, batch in by_target.items():
-            def work(tx: neo4j.ManagedTransaction, batch: list[tuple[Query, Any]] = batch) -> None:
-                for query, params in batch:
-                    tx.run(query.text, dict(params)).consume()
-            try:
-                # the bookmark manager execute_query reads with: a read after this write
-                # (routed to a follower on a cluster) waits until the follower has it
-                with self._driver.session(database=self._databases[target],
-                                          bookmark_manager=self._bookmarks) as session:
-                    session.execute_write(work)
-            except ProvrepairError:
-                raise
-            except Exception as exc:
-                raise map_driver_error(exc, batch[0][0].path, self._databases[target]) from exc
 
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:

@@ -87,13 +87,12 @@ def test_a_refused_routing_table_is_one_line(cli: Cli, not_bolt: int) -> None:
 
 @pytest.mark.neo4j
 def test_a_write_hands_its_bookmark_to_the_next_read(neo4j_store: GraphStore) -> None:
-    """Both ways of writing: a write unit (`write`, one managed transaction in a session) and
-    single statements (`run`, execute_query) leave their bookmark where the reads look."""
+    """A write statement (`run`, execute_query) leaves its bookmark where the reads look."""
     manager = neo4j_store._bookmarks  # type: ignore[attr-defined]
     lock = {"task_key": "~bookmarked", "owner": "me", "pid": 1, "host": "here", "now": 1,
             "purpose": "test", "stale_owner": ""}
     before = set(manager.get_bookmarks())
-    neo4j_store.write([("acquire_task_lock", lock)])
+    neo4j_store.run("acquire_task_lock", lock)
     after_unit = set(manager.get_bookmarks())
     assert after_unit and after_unit != before  # what the next read waits for
     assert neo4j_store.run("get_task_lock", {"task_key": "~bookmarked"})[0]["holder"] == "me"
