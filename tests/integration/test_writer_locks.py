@@ -29,6 +29,20 @@ from tests.helpers import EXAMPLE, canonical, example_case, example_raw
 from tests.integration.test_recorder import case_without_evaluation, events_in_time_order
 
 
+@pytest.fixture
+def cli(engine_cli: Cli) -> Cli:
+    """The console script on the engine the test's `store` reads (both engines)."""
+    return engine_cli
+
+
+@pytest.fixture
+def store(engine_cli: Cli, request: pytest.FixtureRequest) -> GraphStore:
+    """The store the CLI writes to: the same engine and graph or database."""
+    name = "neo4j_store" if "PROVREPAIR_URI" in engine_cli.env else "falkordb_store"
+    found: GraphStore = request.getfixturevalue(name)
+    return found
+
+
 def lines(events: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(e) + "\n" for e in events)
 
