@@ -21,6 +21,7 @@ from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import MemoryRecord
 from provrepair.provenance.rows import record_from_props
+from provrepair.provenance.state.runs import APPLIED_REPORT
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import StepType
@@ -113,7 +114,7 @@ def repaired_store(store: GraphStore, task_id: str) -> tuple[list[MemoryRecord],
 def _outcome(report: RepairReport, decision: Decision, memories: list[MemoryRecord],
              successors: dict[str, tuple[str, ...]]) -> Outcome:
     plan = report.plan or {}
-    applied = report.status in ("repaired", "partial", "already_repaired")
+    applied = report.status in APPLIED_REPORT
     counts = report.counts or {}
     return Outcome(
         answer=report.answer, delete=frozenset(plan.get("delete_memory_ids", [])),

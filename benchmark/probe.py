@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from provrepair.benchmark.metrics import recovered
 from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, MemoryRecord
+from provrepair.provenance.state.runs import ReportStatus
 from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.methods.common import build_plan, last_turn
 from provrepair.repair.reasoners.base import Reasoner
@@ -89,7 +90,7 @@ def recurrence_probe(case: Case, memories: list[MemoryRecord],
     except ProvrepairError as exc:
         return None, f"error: {type(exc).__name__}"
     if result.needs_human:
-        return None, "needs_human"
+        return None, ReportStatus.NEEDS_HUMAN.value
     if recovered(result.answer, required_facts):
         return False, "ok"
     return True, "unresolved_answer" if result.answer is None else "wrong_answer"

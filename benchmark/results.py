@@ -13,7 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-FINISHED = frozenset({"repaired", "partial", "already_repaired", "needs_human", "not_run"})
+from provrepair.provenance.state.runs import ReportStatus
+
+# every report status a finished pair can carry, and the benchmark's own "not_run"
+FINISHED = frozenset({*ReportStatus, "not_run"}) - {ReportStatus.DRY_RUN}
 RESULTS = "results.jsonl"
 
 

@@ -10,6 +10,7 @@ import click
 
 from provrepair.commands.output import emit_json, id_list, store
 from provrepair.provenance.errors import InputError
+from provrepair.provenance.state.runs import ReportStatus
 
 
 @click.command()
@@ -152,15 +153,15 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
         emit_json({**report.to_json(), "memory_patch": patch})
     else:
         _print_report(report)
-    if report.status == "needs_human":
+    if report.status == ReportStatus.NEEDS_HUMAN:
         sys.exit(3)
-    if report.status == "partial":
+    if report.status == ReportStatus.PARTIAL:
         sys.exit(4)
 
 
 def _patch_of(st: Any, report: Any) -> dict[str, Any] | None:
     """The memory patch of the committed run (repair/patch.py), for scripts to carry on."""
-    if report.run_id is None or report.status == "dry_run":
+    if report.run_id is None or report.status == ReportStatus.DRY_RUN:
         return None
     from provrepair.repair.patch import memory_patch
 
@@ -179,7 +180,7 @@ def _print_report(report: Any) -> None:
     click.echo(f"  new memories: {', '.join(report.new_memory_ids) or '-'}")
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")
-    if report.status == "partial":
+    if report.status == ReportStatus.PARTIAL:
         click.echo(f"  PARTIAL: the memory is repaired, {len(report.unresolved)} replayed "
                    "step(s) are unresolved; finish with: provrepair repair --task "
                    f"{report.task_id} --continue (with --reasoner openai and/or --tools)")
