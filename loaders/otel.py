@@ -40,10 +40,9 @@ from provrepair.loaders.agent_run import (
     ToolCall,
     ToolResult,
 )
+from provrepair.loaders.otlp_json import value_of
 from provrepair.provenance.errors import CaseError, InputError
-from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
-from provrepair.provenance.store.base import GraphStore
 
 INFERENCE = {"chat", "text_completion", "generate_content"}
 MEMORY_WRITES = {"create_memory": "create", "update_memory": "update",
@@ -102,7 +101,7 @@ def _span(raw: dict[str, Any], where: str) -> Span:
         status = raw.get("status") or {}
         return Span(trace_id=str(raw["traceId"]), span_id=str(raw["spanId"]),
                     start_ns=int(raw["startTimeUnixNano"]),
-                    attributes={a["key"]: any_value(a["value"]) for a in raw.get("attributes", [])},
+                    attributes={a["key"]: value_of(a["value"]) for a in raw.get("attributes", [])},
                     error=status.get("code") in (ERROR, "STATUS_CODE_ERROR"),
                     parent_id=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
                     links=tuple(str(link["spanId"]) for link in raw.get("links") or []),
@@ -121,25 +120,8 @@ def _exception(raw: dict[str, Any]) -> str:
     for event in raw.get("events") or []:
         for a in event.get("attributes") or []:
             if a.get("key") == "exception.message":
-                return str(any_value(a["value"]))
+                return str(value_of(a["value"]))
     return ""
-
-
-def any_value(value: dict[str, Any]) -> Any:
-    """An OTLP AnyValue → a Python value (intValue arrives as a string in OTLP/JSON)."""
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [any_value(v) for v in value["arrayValue"].get("values", [])]
-    if "kvlistValue" in value:
-        return {kv["key"]: any_value(kv["value"]) for kv in value["kvlistValue"].get("values", [])}
-    return None
 
 
 def to_any_value(value: Any) -> dict[str, Any]:
@@ -380,31 +362,3 @@ def _json(task_id: str, span: Span, key: str, default: Any) -> Any:
         return json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError as exc:
         raise CaseError(task_id, key, span.span_id, "not JSON") from exc
-
-
-class RunCollector:
-    """Spans as they arrive → one stored case per agent run, when its `invoke_agent` span
-    ends (or at `finish`). Shared by the live exporter and `ingest --from otel --follow`."""
-
-    def __init__(self, store: GraphStore):
-        self.store = store
-        self.pending: dict[str, list[Span]] = defaultdict(list)
-        self.stored: list[str] = []
-
-    def add(self, span: Span) -> None:
-        if span.operation is None:
-            return  # not a GenAI span (HTTP, database…)
-        self.pending[span.trace_id].append(span)
-        if span.operation == "invoke_agent":
-            self._store(self.pending.pop(span.trace_id))
-
-    def finish(self) -> None:
-        runs, self.pending = list(self.pending.values()), defaultdict(list)
-        for run in runs:
-            self._store(run)
-
-    def _store(self, spans: list[Span]) -> None:
-        for case in cases_from_spans(spans):
-            ingest_case(self.store, case, replace=True)
-            self.stored.append(case.task_id)
-

@@ -27,8 +27,8 @@ def any_value_json(value: Any) -> dict[str, Any]:
 
 
 def value_of(value: dict[str, Any]) -> Any:
-    """An OTLP/JSON AnyValue → a Python value: the decoding of loaders/otel.py `any_value`,
-    here for the modules that reader imports (it cannot be imported back)."""
+    """An OTLP/JSON AnyValue → a Python value (intValue arrives as a string in OTLP/JSON).
+    The one decoder: loaders/otel.py reads spans with it too."""
     for key, convert in _DECODERS:
         if key in value:
             return convert(value[key])
