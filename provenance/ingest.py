@@ -167,6 +167,7 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
     sizes = (_nodes(case), len(edges))
     if _stored_state(store, case, replace) == "unchanged":
         return IngestResult(case.task_id, "unchanged", *sizes)
+    store.prepare_for_writes()
     checkpoint("ingest_before_lock")
     with task_lock(store, case.task_id, new_owner_id("ingest"), "ingest"):
         checkpoint("ingest_after_lock")

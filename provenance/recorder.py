@@ -85,6 +85,7 @@ class Recorder:
                  tools: list[ToolSpec] | None = None, world: dict[str, Any] | None = None,
                  batch_size: int = 64):
         self.store, self.task_id, self.batch_size = store, task_id, batch_size
+        store.prepare_for_writes()
         self.key = task_key(task_id)
         self.task: dict[str, Any] = {"task_id": task_id, "domain": domain,
                                      "diagnosed_faults": [], "complete": False,

@@ -76,6 +76,10 @@ class GraphStore(ABC):
     @abstractmethod
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]: ...
 
+    def prepare_for_writes(self) -> None:  # noqa: B027 - optional hook
+        """Called before a task is written (ingest, the Recorder). Neo4j: nothing (its schema
+        is an administrator's `provrepair db migrate`); FalkorDB: see falkordb.py."""
+
     @abstractmethod
     def ensure_schema(self) -> None:
         """Create the indexes/constraints of cypher/schema/<engine>/ if missing."""

@@ -79,6 +79,7 @@ class FalkorDBStore(GraphStore):
         super().__init__(registry)
         self.host, self.port, self.graph_name = host, port, graph
         self._on_close = on_close  # e.g. stop the embedded server this store's opener started
+        self._schema_ready = False
         _handshake(host, port, password, connect_timeout)
         self._db = FalkorDB(host=host, port=port, password=password,
                             socket_timeout=operation_timeout,
@@ -169,6 +170,15 @@ class FalkorDBStore(GraphStore):
                     return None
                 raise
         return reply
+
+    def prepare_for_writes(self) -> None:
+        """A graph written without its indexes is slow past a few thousand nodes (25k nodes
+        took minutes, 200k with them 26 s: BENCHMARKS.md, issue 25 soak), and FalkorDB has no
+        schema rights to respect: a writer creates the indexes it needs, once per connection.
+        Readers never do (a read on an unmigrated graph answers without them)."""
+        if not self._schema_ready:
+            self.ensure_schema()
+            self._schema_ready = True
 
     def ensure_schema(self) -> None:
         for query in self.registry.schema[self.engine]:

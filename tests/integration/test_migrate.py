@@ -29,3 +29,15 @@ def test_reads_write_nothing_and_migrate_makes_the_schema(cli: Cli, server: Serv
         assert cli("db", "migrate").returncode == 0 and indexed(store, "graph") == schema
         assert cli("ingest", str(EXAMPLES / "shopping_poisoned_price.json")).returncode == 0
         assert "shopping_task_014" in cli("tasks").stdout
+
+
+def test_a_writer_indexes_the_falkordb_graph_it_writes(cli: Cli, server: ServerInfo,
+                                                      server_home: Path, graph_name: str) -> None:
+    """A new graph on a running server (another PROVREPAIR_GRAPH): `ingest` creates the indexes
+    it needs before writing (without them a large ingest took minutes), `tasks` still none."""
+    store = FalkorDBStore(server.host, server.port, EmbeddedServer(server_home).password(),
+                          graph=graph_name, vault_graph=f"{graph_name}_vault")
+    with store:
+        assert cli("tasks").returncode == 0 and graph_name not in store.graph_names()
+        assert cli("ingest", str(EXAMPLES / "shopping_poisoned_price.json")).returncode == 0
+        assert {("Node", "uid"), ("Node", "task_key"), ("Task", "task_key")} <= indexed(store, "graph")
