@@ -21,12 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.config import compact_after_write, open_store
 from provrepair.provenance.store.embedded import EmbeddedServer
-from provrepair.benchmark.random_cases import random_case
 
 CASE_STEPS = 5000
 
