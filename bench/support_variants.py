@@ -36,7 +36,7 @@ from provrepair.repair.plan.seeds import resolve_seeds
 from provrepair.repair.plan.support import send_support_inputs
 
 TYPES = "SUPPORT|CITE|DERIVE|SUPERSEDE"
-WALK = "UNWIND $uids AS u MATCH (w)-[r]->(v:Node {uid: u}) RETURN count(r)"
+WALK = "UNWIND $uids AS u MATCH (v:Node {uid: u})<-[r]-(w) RETURN count(r)"  # as the product
 VARIANTS = {"walk": WALK, "typed walk": WALK.replace("[r]", f"[r:{TYPES}]"),
             "lookup": "UNWIND $uids AS u MATCH (v:Node {uid: u}) RETURN count(v)"}
 
