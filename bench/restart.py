@@ -1,6 +1,6 @@
 """Restart of the embedded store against reading its data back, by store size (issue 25).
 
-    .venv/bin/python bench/restart.py [--nodes 10000,100000,300000]
+    .venv/bin/python bench/restart.py [--nodes 10000,100000,300000] [--case-steps 5000]
 
 For each size, a private data directory is filled with copies of one generated case (each
 under its own task id) through the ingest API, then timed:
@@ -21,12 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.config import compact_after_write, open_store
 from provrepair.provenance.store.embedded import EmbeddedServer
-from provrepair.repair.bench.random_cases import random_case
 
 CASE_STEPS = 5000
 
@@ -94,8 +94,10 @@ def one_size(nodes: int, template: Case) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", default="10000,100000,300000")
+    parser.add_argument("--case-steps", type=int, default=CASE_STEPS,
+                        help="steps of the copied case (tests/integration/test_bench_scripts.py: 50)")
     args = parser.parse_args()
-    template = random_case(7, CASE_STEPS)
+    template = random_case(7, args.case_steps)
     print("| nodes | ingest s | read back s | clean restart s (× read) | log MB | "
           "kill -9 restart s (× read) | log MB |")
     print("|---|---|---|---|---|---|---|")

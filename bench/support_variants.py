@@ -36,7 +36,7 @@ from provrepair.repair.plan.seeds import resolve_seeds
 from provrepair.repair.plan.support import send_support_inputs
 
 TYPES = "SUPPORT|CITE|DERIVE|SUPERSEDE"
-WALK = "UNWIND $uids AS u MATCH (w)-[r]->(v:Node {uid: u}) RETURN count(r)"
+WALK = "UNWIND $uids AS u MATCH (v:Node {uid: u})<-[r]-(w) RETURN count(r)"  # as the product
 VARIANTS = {"walk": WALK, "typed walk": WALK.replace("[r]", f"[r:{TYPES}]"),
             "lookup": "UNWIND $uids AS u MATCH (v:Node {uid: u}) RETURN count(v)"}
 
@@ -64,9 +64,10 @@ def measure(store: FalkorDBStore, task_id: str, reps: int) -> dict[str, float]:
     checks = recorded_checks(store, task_id)
     graph = store._graphs["graph"]  # the raw client graph: statistics of each reply
     product = store.registry["list_support_inputs"].text
-    assert "MATCH (w)-[r]->(v:Node {uid: u})" in product, "update the typed variant"
-    typed = product.replace("MATCH (w)-[r]->", f"MATCH (w)-[r:{TYPES}]->").replace(
+    assert "MATCH (v:Node {uid: u})<-[r]-(w)" in product, "update the typed variant"
+    typed = product.replace("<-[r]-(w)", f"<-[r:{TYPES}]-(w)").replace(
         " AND type(r) IN $labels", "")
+    assert typed.count(TYPES) == 1 and "type(r) IN $labels" not in typed, "update the typed variant"
     out = {"statements": float(len(checks)), "uids": float(sum(len(p["uids"]) for p in checks))}
     for name, text in {"product": product, "typed": typed, **VARIANTS}.items():
         out[name] = sum(best_ms(graph, text, {k: v for k, v in params.items() if f"${k}" in text},
