@@ -38,3 +38,11 @@ def test_the_pattern_finds_what_it_should() -> None:
     up, work = "../" + "shared", "/" + "work"
     assert OUTSIDE.search(f"see {up}/spec/x.md") and OUTSIDE.search(f"(`{work}/main/.venv`)")
     assert not OUTSIDE.search("cypher/read/get_task.cypher")
+
+
+def test_debian_packages_come_without_their_recommends() -> None:
+    """`make test` installs Chromium and PostgreSQL from Debian when missing, without their
+    recommends (with them Chromium alone pulled 130 packages, avahi-daemon among them)."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8").splitlines()
+    installs = [line for line in makefile if "apt-get install" in line]
+    assert len(installs) >= 2 and all("--no-install-recommends" in line for line in installs)
