@@ -393,6 +393,9 @@ def soak(h: Harness, seed: int) -> bool:
     bulk.write_text("".join(c.model_dump_json() + "\n" for c in sources.values()))
     print(f"  {len(sources)} tasks, {sum(case_nodes(c) for c in sources.values())} case nodes",
           flush=True)
+    # a new PROVREPAIR_GRAPH has no indexes until migrated (README): without them every edge's
+    # MATCH is a label scan, and 25k nodes took 9 minutes
+    timed("db migrate", h, graph, "db", "migrate")
     timed("ingest (one .jsonl)", h, graph, "ingest", "--json", str(bulk))
     nodes = stored_nodes(h, graph)
     print(f"  stored nodes {nodes}", flush=True)
