@@ -28,16 +28,16 @@ Trials (each prints trials / correct):
   follow-vs-writer    `ingest --follow` records a stream while `delete --task` and `ingest
                       --replace` of the same task run; correct: both refused (TaskConflict,
                       exit 2), the follow exits 0 and the task equals an undisturbed recording
-And, only when asked for with `--only soak` (it takes many minutes):
+And, only when asked for with `--only soak` (minutes at 200k nodes):
   soak                a private store filled to --soak-nodes nodes (one `ingest` of a .jsonl
                       of generated tasks), then --soak-cycles cycles, each: `ingest --replace`
                       of a changed version of one task, `delete --task` of another and its
                       re-ingest, `repair` of a third, then a restart (`db stop` + `db start`
-                      on even cycles, kill -9 of the server + `db start` on odd ones); correct:
-                      every command succeeds, `db check` clean, the tasks listed are exactly
-                      the sources, and every task read back as recorded (what `show
-                      --original` prints) has its source's content hash, as has the hash
-                      the store keeps
+                      on cycles 1, 3, ..., kill -9 of the server + `db start` on 2, 4, ...);
+                      correct: every command succeeds, one server after each start, `db
+                      check` clean, the tasks listed are exactly the sources, and every task
+                      read back as recorded (what `show --original` prints) has its source's
+                      content hash, as has the hash the store keeps
 A repair is accepted in every finished status: repaired (exit 0), needs_human (3), partial (4).
 """
 
@@ -353,8 +353,8 @@ def timed(label: str, h: Harness, graph: str, *args: str,
 
 
 def restart(h: Harness, graph: str, cycle: int) -> float:
-    """`db stop` + `db start` on even cycles, kill -9 of the server + `db start` on odd ones;
-    the time of the start (the log's replay) is returned."""
+    """`db stop` + `db start` on cycles 1, 3, ... (`cycle` counts from 0), kill -9 of the
+    server + `db start` on 2, 4, ...; the time of the start (the log's replay) is returned."""
     if cycle % 2 == 0:
         timed("db stop", h, graph, "db", "stop")
     else:
