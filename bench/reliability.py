@@ -2,6 +2,7 @@
 the real console script against a private embedded store.
 
     python bench/reliability.py [--trials 20] [--steps 1500] [--only NAME]
+    python bench/reliability.py --only soak [--soak-nodes 200000] [--soak-cycles 10]
 
 Trials (each prints trials / correct):
   replace-vs-replace  two `ingest --replace` of different versions of one large task start
@@ -27,12 +28,23 @@ Trials (each prints trials / correct):
   follow-vs-writer    `ingest --follow` records a stream while `delete --task` and `ingest
                       --replace` of the same task run; correct: both refused (TaskConflict,
                       exit 2), the follow exits 0 and the task equals an undisturbed recording
+And, only when asked for with `--only soak` (minutes at 200k nodes):
+  soak                a private store filled to --soak-nodes nodes (one `ingest` of a .jsonl
+                      of generated tasks), then --soak-cycles cycles, each: `ingest --replace`
+                      of a changed version of one task, `delete --task` of another and its
+                      re-ingest, `repair` of a third, then a restart (`db stop` + `db start`
+                      on cycles 1, 3, ..., kill -9 of the server + `db start` on 2, 4, ...);
+                      correct: every command succeeds, one server after each start, `db
+                      check` clean, the tasks listed are exactly the sources, and every task
+                      read back as recorded (what `show --original` prints) has its source's
+                      content hash, as has the hash the store keeps
 A repair is accepted in every finished status: repaired (exit 0), needs_human (3), partial (4).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -42,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +62,9 @@ from provrepair.benchmark.random_cases import random_case
 from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import Case
+from provrepair.provenance.readback import read_case
 from provrepair.provenance.state.runs import COMMITTED_REPAIR
+from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.config import connect
 from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
 
@@ -58,8 +72,9 @@ EXE = str(Path(sys.executable).with_name("provrepair"))
 
 
 class Harness:
-    def __init__(self, home: Path, steps: int):
+    def __init__(self, home: Path, steps: int, soak_nodes: int = 200_000, soak_cycles: int = 10):
         self.home, self.steps, self.trial = home, steps, 0
+        self.soak_nodes, self.soak_cycles = soak_nodes, soak_cycles
         self.killed_mid_stream = 0  # follow-resume kills that landed before the stream's end
         self.server = EmbeddedServer(home)
 
@@ -72,18 +87,26 @@ class Harness:
         return subprocess.Popen([EXE, *args], env=self.env(graph), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    def run(self, graph: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, graph: str, *args: str,
+            timeout: float | None = 600) -> subprocess.CompletedProcess[str]:
         return subprocess.run([EXE, *args], env=self.env(graph), text=True, capture_output=True,
-                              timeout=600)
+                              timeout=timeout)
 
-    def query(self, graph: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    @contextlib.contextmanager
+    def connect(self, graph: str) -> Iterator[GraphStore]:
+        """A client of the harness's own server (started if need be) on `graph`."""
         info, _ = self.server.start()
         os.environ["PROVREPAIR_PASSWORD"] = self.server.password()
         from provrepair.provenance.store.config import STORE_CREDENTIALS
 
         with connect(f"falkordb://{info.host}:{info.port}", STORE_CREDENTIALS,
                      graph=graph) as store:
-            return store.run(name, params)
+            yield store
+
+    def query(self, graph: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        with self.connect(graph) as store:
+            rows: list[dict[str, Any]] = store.run(name, params)
+            return rows
 
     def next_graph(self) -> str:
         self.trial += 1
@@ -318,10 +341,105 @@ def follow_vs_writer(h: Harness, seed: int) -> bool:
             and snapshot(h, graph, case.task_id) == snapshot(h, reference, case.task_id))
 
 
+def timed(label: str, h: Harness, graph: str, *args: str,
+          exits: frozenset[int] = frozenset({0})) -> float:
+    """Run one command, print how long it took; a refused exit code is an assertion."""
+    started = time.monotonic()
+    done = h.run(graph, *args, timeout=None)  # a 200k-node ingest takes many minutes
+    took = time.monotonic() - started
+    print(f"  {label:<34} {took:7.1f} s  exit {done.returncode}", flush=True)
+    assert done.returncode in exits, f"{' '.join(args)}: exit {done.returncode}: {done.stderr[-300:]}"
+    return took
+
+
+def restart(h: Harness, graph: str, cycle: int) -> float:
+    """`db stop` + `db start` on cycles 1, 3, ... (`cycle` counts from 0), kill -9 of the
+    server + `db start` on 2, 4, ...; the time of the start (the log's replay) is returned."""
+    if cycle % 2 == 0:
+        timed("db stop", h, graph, "db", "stop")
+    else:
+        info = h.server.running()
+        assert info is not None, "no server to kill"
+        os.kill(info.pid, signal.SIGKILL)  # no wait for the log's fsync: a reply means written
+        while Path(f"/proc/{info.pid}").exists():
+            time.sleep(0.05)
+        print(f"  {'kill -9 server':<34} {'':>7}    pid {info.pid}", flush=True)
+    took = timed("db start", h, graph, "db", "start")
+    assert len(servers_in(h.home)) == 1, "more than one server on the data directory"
+    return took
+
+
+def read_back(h: Harness, graph: str, sources: dict[str, Case]) -> list[str]:
+    """The tasks whose stored version (as recorded, whatever repairs changed since) or whose
+    kept hash differs from its source's content hash."""
+    wrong = []
+    with h.connect(graph) as store:
+        for task_id, case in sources.items():
+            kept = (store.run("get_task", {"task_key": task_key(task_id)}) or [{"props": {}}])[0]
+            recorded = read_case(store, task_id, with_evaluation=True, as_recorded=True)
+            if not content_hash(case) == content_hash(recorded) == kept["props"].get("content_hash"):
+                wrong.append(task_id)
+    return wrong
+
+
+def soak(h: Harness, seed: int) -> bool:
+    graph = h.next_graph()
+    rng = random.Random(seed)
+    sources: dict[str, Case] = {}
+    while sum(case_nodes(c) + 1 for c in sources.values()) < h.soak_nodes:  # + its :Task
+        i = len(sources)
+        sources[f"soak_{i}"] = retasked(random_case(seed * 10_000 + i, 1000), f"soak_{i}")
+    bulk = h.home / f"{graph}.jsonl"
+    bulk.write_text("".join(c.model_dump_json() + "\n" for c in sources.values()))
+    print(f"  {len(sources)} tasks, {sum(case_nodes(c) for c in sources.values())} case nodes",
+          flush=True)
+    # a new PROVREPAIR_GRAPH has no indexes until migrated (README): without them every edge's
+    # MATCH is a label scan, and 25k nodes took 9 minutes
+    timed("db migrate", h, graph, "db", "migrate")
+    timed("ingest (one .jsonl)", h, graph, "ingest", "--json", str(bulk))
+    nodes = stored_nodes(h, graph)
+    print(f"  stored nodes {nodes}", flush=True)
+    restarts: list[float] = []
+    repaired: set[str] = set()
+    for cycle in range(h.soak_cycles):
+        print(f" cycle {cycle + 1}/{h.soak_cycles}", flush=True)
+        replaced, deleted, repairing = rng.sample(
+            sorted(t for t in sources if t not in repaired), 3)
+        raw = sources[replaced].model_dump(mode="json")
+        raw["session"][0]["content"] += f" (soak cycle {cycle + 1})"
+        sources[replaced] = Case.model_validate(raw)
+        path = h.write_case(sources[replaced], f"{graph}_{replaced}_{cycle}")
+        timed(f"ingest --replace {replaced}", h, graph, "ingest", "--replace", str(path))
+        timed(f"delete --task {deleted}", h, graph, "delete", "--task", deleted)
+        path = h.write_case(sources[deleted], f"{graph}_{deleted}_{cycle}")
+        timed(f"ingest {deleted}", h, graph, "ingest", str(path))
+        timed(f"repair --task {repairing}", h, graph, "repair", "--task", repairing,
+              exits=frozenset(FINISHED_EXITS))
+        repaired.add(repairing)
+        restarts.append(restart(h, graph, cycle))
+        timed("tasks", h, graph, "tasks", "--json")
+    started = time.monotonic()
+    check = h.run(graph, "db", "check", timeout=None)
+    print(f"  {'db check':<34} {time.monotonic() - started:7.1f} s  exit {check.returncode}: "
+          f"{check.stdout.strip()[:200]}", flush=True)
+    listed = h.run(graph, "tasks", "--json")
+    started = time.monotonic()
+    wrong = read_back(h, graph, sources)
+    print(f"  {'read back every task':<34} {time.monotonic() - started:7.1f} s  "
+          f"{len(sources) - len(wrong)}/{len(sources)} equal to their source"
+          + (f"; differ: {wrong[:10]}" if wrong else ""), flush=True)
+    print(f"  restarts (db start): {', '.join(f'{t:.1f}' for t in restarts)} s; "
+          f"stored nodes at the end {stored_nodes(h, graph)}", flush=True)
+    return (nodes >= h.soak_nodes and check.returncode == 0 and listed.returncode == 0
+            and sorted(r["task_id"] for r in json.loads(listed.stdout)) == sorted(sources)
+            and not wrong)
+
+
 TRIALS: dict[str, Callable[[Harness, int], bool]] = {
     "replace-vs-replace": replace_vs_replace, "repair-vs-replace": repair_vs_replace,
     "follow-resume": follow_resume, "server-kill": server_kill, "replace-16k": replace_16k,
     "restart-loading": restart_loading, "follow-vs-writer": follow_vs_writer}
+SLOW_TRIALS: dict[str, Callable[[Harness, int], bool]] = {"soak": soak}  # only when named
 
 
 def _attempt(trial: Callable[[Harness, int], bool], h: Harness, name: str, seed: int) -> bool:
@@ -339,22 +457,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--steps", type=int, default=1500, help="steps of the raced task")
     parser.add_argument("--only", default="", help="run only the trials whose name has this")
+    parser.add_argument("--soak-nodes", type=int, default=200_000,
+                        help="soak: nodes the store holds before the cycles")
+    parser.add_argument("--soak-cycles", type=int, default=10, help="soak: cycles")
     args = parser.parse_args(argv)
+    chosen = {n: t for n, t in TRIALS.items() if args.only in n}
+    chosen |= {n: t for n, t in SLOW_TRIALS.items() if args.only and args.only in n}
     with tempfile.TemporaryDirectory(prefix="provrepair-reliability-") as tmp:
-        h = Harness(Path(tmp), args.steps)
+        h = Harness(Path(tmp), args.steps, args.soak_nodes, args.soak_cycles)
         h.server.start()
         try:
             rows = []
-            for name, trial in TRIALS.items():
-                if args.only not in name:
-                    continue
+            for name, trial in chosen.items():
+                trials = 1 if name in SLOW_TRIALS else args.trials  # one soak is minutes
                 started = time.monotonic()
-                correct = sum(_attempt(trial, h, name, seed)
-                              for seed in range(1, args.trials + 1))
-                rows.append((name, args.trials, correct, time.monotonic() - started))
+                correct = sum(_attempt(trial, h, name, seed) for seed in range(1, trials + 1))
+                rows.append((name, trials, correct, time.monotonic() - started))
                 extra = (f"; killed before the end: {h.killed_mid_stream}"
                          if name == "follow-resume" else "")
-                print(f"{name:<20} trials {args.trials:>3}  correct {correct:>3}  "
+                print(f"{name:<20} trials {trials:>3}  correct {correct:>3}  "
                       f"({rows[-1][3]:.0f} s{extra})", flush=True)
         finally:
             h.server.stop()
