@@ -138,6 +138,9 @@ class FailingWrites:
     def __init__(self, store: GraphStore, query: str, succeed: int):
         self.store, self.query, self.succeed = store, query, succeed
 
+    def prepare_for_writes(self) -> None:
+        self.store.prepare_for_writes()
+
     def run(self, name: str, params: Any = None) -> Any:
         if name == self.query:
             self.succeed -= 1
