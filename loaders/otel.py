@@ -124,22 +124,6 @@ def _exception(raw: dict[str, Any]) -> str:
     return ""
 
 
-def to_any_value(value: Any) -> dict[str, Any]:
-    """A Python value → an OTLP AnyValue (maps as kvlistValue: the structured encoding)."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, (list, tuple)):
-        return {"arrayValue": {"values": [to_any_value(v) for v in value]}}
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": [{"key": str(k), "value": to_any_value(v)}
-                                           for k, v in value.items()]}}
-    return {"stringValue": "" if value is None else str(value)}
-
-
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
     runs = group_runs([span for span in spans if span.operation is not None])
     if not runs:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.loaders.openai_messages import transcript_case
-from provrepair.loaders.otel import cases_from_spans, otlp_spans, to_any_value
+from provrepair.loaders.otel import cases_from_spans, otlp_spans
 from provrepair.loaders.otel_live import otlp_json
+from provrepair.loaders.otlp_json import any_value_json
 from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.models import Case, ExecutionStep
 
@@ -304,7 +305,7 @@ def _structured(document: dict[str, Any]) -> dict[str, Any]:
             for span in scope["spans"]:
                 for attribute in span["attributes"]:
                     if attribute["key"] in STRUCTURED:
-                        attribute["value"] = to_any_value(
+                        attribute["value"] = any_value_json(
                             json.loads(attribute["value"]["stringValue"]))
     return document
 

@@ -15,7 +15,8 @@ import pytest
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.loaders.agent_run import SOURCES, WARNINGS
 from provrepair.loaders.openai_messages import transcript_case
-from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans, to_any_value
+from provrepair.loaders.otel import Span, cases_from_spans, otlp_spans
+from provrepair.loaders.otlp_json import any_value_json
 from provrepair.provenance.errors import CaseError, UserError
 from provrepair.provenance.models import Case, ExecutionStep
 
@@ -237,7 +238,7 @@ def test_odd_attribute_values_are_read_or_refused_never_a_traceback() -> None:
     for _ in range(400):
         mutated = copy.deepcopy(spans)
         for _ in range(rng.randint(1, 3)):
-            rng.choice(rng.choice(mutated)["attributes"])["value"] = to_any_value(
+            rng.choice(rng.choice(mutated)["attributes"])["value"] = any_value_json(
                 rng.choice(ODD_VALUES))
         try:
             cases_from_spans(otlp_spans({"resourceSpans": [{"scopeSpans": [
