@@ -18,10 +18,32 @@ before the first). Messages carry no clock, so message i is at time 1000·(i+1) 
 memory event after it at 1000·(i+1)+k+1. Tool calls and results pair by `tool_call_id` (a
 call without an id pairs with the next tool message without one); arguments may be a JSON
 string or an object. An assistant message may name its evidence (`"evidence": [...]` on the
-message, or a JSON content object with an `evidence` list): those become its dependencies.
-Otherwise the transcript's messages ARE its context: an assistant message depends on every
-earlier message and memory event (loaders/agent_run.py, written as the previous assistant
-message plus what came since), and on the records whose content a system message shows.
+message, or a JSON content object with an `evidence` list): those become its dependencies. A memory
+write may name what it stores the same way (`"evidence"`: record ids, tool call ids,
+`messages[i]`, `memory_events[k]`); without, it depends on the latest assistant message and
+what came since (loaders/agent_run.py).
+Otherwise, what each assistant message was shown:
+- **requests given** (`"requests": [{"messages": [...]}, ...]`, one per assistant message, in
+  order: the messages exactly as sent for the call that produced it, as a chat-completions
+  request log or a proxy such as LiteLLM records them; other keys of an entry, such as the
+  model, are ignored): it depends on what its request carries and nothing else, read as the
+  OpenTelemetry loader reads a request (loaders/otel.py `input_context`, the same matching:
+  user turns by text in order, earlier outputs by text, tool calls and results by id,
+  records shown by content in a system or tool message or named by a `memory_record_id` key
+  on a text part), plus what a search returned since the previous assistant message (it may
+  have been put in the request out of band). Messages a request repeats are matched to the
+  conversation, not stored again; a user message or tool result only a request shows is
+  added at that point. So a record a search returned in turn 1 is context of a later turn
+  only through what carries it: the output it went into (re-sent), a system message showing
+  it, its id, a tool result;
+- **no requests** (the conservative reading, the default): the transcript's messages ARE its
+  context: an assistant message depends on every earlier message and memory event
+  (loaders/agent_run.py, written as the previous assistant message plus what came since),
+  and on the records whose content a system message shows.
+Requests cover every assistant message or none (a conservative output after a narrow one
+would not reach what the narrow one was not shown). Why requests rather than marking memory
+events "in this request only": a request log is what proxies already write, and it also
+tells which earlier messages and system texts a call carried, not only which retrievals.
 Content must be a string or OpenAI text parts; other shapes (an Anthropic-style list with
 `tool_use` / `tool_result` blocks) are refused, naming the message.
 """
@@ -44,6 +66,7 @@ from provrepair.loaders.agent_run import (
     UserMessage,
 )
 from provrepair.loaders.case_files import read_json_records
+from provrepair.loaders.otel import input_context
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import Case
 
@@ -63,21 +86,22 @@ def transcript_case(raw: Any, default_task: str) -> Case:
                         "object with a `messages` list")
     task_id = str(data.get("task_id") or default_task)
     builder = RunBuilder(task_id, str(data.get("domain") or "agent"))
-    for event in sorted(_events(task_id, data), key=lambda e: e.ts):
+    for event in sorted(_events(task_id, data, _requests(task_id, data)), key=lambda e: e.ts):
         builder.add(event)
     return builder.case([str(f) for f in data.get("diagnosed_faults") or []])
 
 
-def _events(task_id: str, data: dict[str, Any]) -> list[Event]:
+def _events(task_id: str, data: dict[str, Any], requests: list[Context] | None) -> list[Event]:
     events: list[Event] = []
-    reader = _MessageReader(task_id)
+    reader = _MessageReader(task_id, requests)
     for i, message in enumerate(data["messages"]):
         events.extend(reader.events(i, message))
     counts: dict[int, int] = {}
     for k, event in enumerate(data.get("memory_events") or []):
         after = event.get("after", -1) if isinstance(event, dict) else None
         if not isinstance(after, int):
-            raise CaseError(task_id, "memory_events.after", None, "expected a message index")
+            raise CaseError(task_id, f"memory_events[{k}].after", None,
+                            "expected a message index")
         counts[after] = counts.get(after, 0) + 1
         events.append(_memory_event(task_id, event, 1000 * (after + 1) + counts[after],
                                     f"memory_events[{k}]"))
@@ -85,11 +109,14 @@ def _events(task_id: str, data: dict[str, Any]) -> list[Event]:
 
 
 class _MessageReader:
-    """Messages → events; remembers system texts (shown to every later output) and the calls
-    still waiting for a result (to pair a call and a result that carry no id)."""
+    """Messages → events; remembers system texts (shown to every later output without a
+    request), the calls still waiting for a result (to pair a call and a result that carry no
+    id) and how many assistant messages had their request."""
 
-    def __init__(self, task_id: str):
+    def __init__(self, task_id: str, requests: list[Context] | None):
         self.task_id = task_id
+        self.requests = requests
+        self.answered = 0
         self.system: list[str] = []
         self.waiting: list[str] = []
 
@@ -106,6 +133,8 @@ class _MessageReader:
             calls = tuple(self._tool_call(f"{where}.tool_calls[{j}]", c)
                           for j, c in enumerate(message.get("tool_calls") or []))
             context = Context(texts=tuple(self.system), cumulative=True)
+            if self.requests is not None:  # counted against the assistant messages before
+                context, self.answered = self.requests[self.answered], self.answered + 1
             return [ModelOutput(text or "(tool calls)", ts, calls, _evidence(message, text),
                                 context, source=where)]
         if role == "tool":
@@ -139,33 +168,110 @@ class _MessageReader:
                         arguments if isinstance(arguments, dict) else {"arguments": arguments})
 
 
+def _requests(task_id: str, data: dict[str, Any]) -> list[Context] | None:
+    """What each assistant message's request carried, when the transcript says (`requests`)."""
+    requests = data.get("requests")
+    if requests is None:
+        return None
+    if not isinstance(requests, list):
+        raise CaseError(task_id, "requests", None, "expected a list of {messages: [...]}, one "
+                        "per assistant message")
+    answers = sum(1 for m in data["messages"] if isinstance(m, dict)
+                  and m.get("role") == "assistant")
+    if len(requests) != answers:
+        raise CaseError(task_id, "requests", None,
+                        f"{len(requests)} request(s) for {answers} assistant message(s): give "
+                        "one per assistant message, in order, or none")
+    return [_request_context(task_id, f"requests[{k}]", r) for k, r in enumerate(requests)]
+
+
+def _request_context(task_id: str, where: str, request: Any) -> Context:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(messages, list):
+        raise CaseError(task_id, f"{where}.messages", None,
+                        "a request is an object with the `messages` it sent")
+    return input_context([_genai_message(task_id, f"{where}.messages[{j}]", m)
+                          for j, m in enumerate(messages)], where)
+
+
+def _genai_message(task_id: str, where: str, message: Any) -> dict[str, Any]:
+    """A chat message as sent → the GenAI shape (role + parts) `input_context` reads."""
+    if not isinstance(message, dict):
+        raise CaseError(task_id, where, None, "a message is an object with a role")
+    role = message.get("role")
+    if role not in ("user", "assistant", "tool", "system", "developer"):
+        raise CaseError(task_id, f"{where}.role", None, f"unknown role {role!r}")
+    parts = _text_parts(task_id, where, message.get("content"))
+    if role == "tool":
+        call_id = message.get("tool_call_id")
+        if not isinstance(call_id, str):
+            raise CaseError(task_id, f"{where}.tool_call_id", None,
+                            "a tool message in a request needs one (its result is matched by it)")
+        text = " ".join(p["content"] for p in parts)
+        return {"role": role, "parts": [{"type": "tool_call_response", "id": call_id,
+                                         "response": text},
+                                        *(p for p in parts if "memory_record_id" in p)]}
+    calls = message.get("tool_calls") or [] if role == "assistant" else []
+    if not isinstance(calls, list):
+        raise CaseError(task_id, f"{where}.tool_calls", None, "expected a list of tool calls")
+    for j, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+            raise CaseError(task_id, f"{where}.tool_calls[{j}].id", None,
+                            "a tool call in a request needs its id (it is matched by it)")
+        parts.append({"type": "tool_call", "id": call["id"]})
+    return {"role": role, "parts": parts}
+
+
+def _text_parts(task_id: str, where: str, content: Any) -> list[dict[str, Any]]:
+    """Content → GenAI text parts, one per text part (joined, the same text `_text` reads),
+    each keeping the `memory_record_id` it names."""
+    _text(task_id, where, content)  # the same checks as a message of the conversation
+    if not content:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "content": content}]
+    out = []
+    for i, part in enumerate(content):
+        if part.get("type") not in TEXT_PARTS:
+            continue
+        record = part.get("memory_record_id")
+        if record is not None and not isinstance(record, str):
+            raise CaseError(task_id, f"{where}.content[{i}].memory_record_id", None,
+                            "expected a record id (a string)")
+        out.append({"type": "text", "content": str(part.get("text", "")),
+                    **({"memory_record_id": record} if record is not None else {})})
+    return out
+
+
 def _memory_event(task_id: str, event: dict[str, Any], ts: int, source: str) -> Event:
     op = event.get("op")
     if op not in OPS:
-        raise CaseError(task_id, "memory_events.op", None, f"{op!r} is not one of {OPS}")
+        raise CaseError(task_id, f"{source}.op", None, f"{op!r} is not one of {OPS}")
     if op == "search":
         records = event.get("records") or []
         if not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records):
-            raise CaseError(task_id, "memory_events.records", None, "expected [{id, content}]")
+            raise CaseError(task_id, f"{source}.records", None, "expected [{id, content}]")
         return MemorySearch(tuple((r["id"], str(r.get("content", ""))) for r in records), ts,
                             str(event.get("query") or ""), source)
     if not isinstance(event.get("id"), str):
-        raise CaseError(task_id, "memory_events.id", None, f"a {op} needs the record id")
+        raise CaseError(task_id, f"{source}.id", None, f"a {op} needs the record id")
+    ids = {key: _id_list(task_id, event, key, source)
+           for key in ("derived_from", "supersedes", "evidence")}
     return MemoryWrite(op, event["id"], str(event.get("content") or ""), ts,
-                       failed=bool(event.get("failed")),
-                       derived_from=_id_list(task_id, event, "derived_from"),
-                       supersedes=_id_list(task_id, event, "supersedes"), source=source)
+                       failed=bool(event.get("failed")), evidence=ids["evidence"],
+                       derived_from=ids["derived_from"], supersedes=ids["supersedes"],
+                       source=source)
 
 
-def _id_list(task_id: str, event: dict[str, Any], key: str) -> tuple[str, ...]:
-    """`derived_from` / `supersedes` of a memory event: one id or a list of ids."""
+def _id_list(task_id: str, event: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
+    """`derived_from` / `supersedes` / `evidence` of a memory event: one id or a list."""
     value = event.get(key)
     if value is None:
         return ()
     if isinstance(value, str):
         return (value,)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CaseError(task_id, f"memory_events.{key}", None, "expected an id or a list of ids")
+        raise CaseError(task_id, f"{source}.{key}", None, "expected an id or a list of ids")
     return tuple(value)
 
 

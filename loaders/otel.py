@@ -253,11 +253,11 @@ class SpanReader:
                            span.start_ns, calls,
                            _ids(evidence, "provrepair.evidence_ids") if evidence is not None
                            else None,
-                           None if inputs is None else _context(inputs, span.span_id),
+                           None if inputs is None else input_context(inputs, span.span_id),
                            operation, span.span_id)
 
 
-def _context(messages: list[dict[str, Any]], span_id: str) -> Context:
+def input_context(messages: list[dict[str, Any]], span_id: str) -> Context:
     """The items one inference input carries (GenAI input-messages schema: role + parts)."""
     users, outputs, calls, results, records, texts = [], [], [], [], [], []
     for message in messages:

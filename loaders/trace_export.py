@@ -29,7 +29,7 @@ from provrepair.loaders.otel import cases_from_spans, otlp_spans
 from provrepair.loaders.otel_live import otlp_json
 from provrepair.loaders.otlp_json import any_value_json
 from provrepair.provenance.errors import ConfigError
-from provrepair.provenance.models import Case, ExecutionStep
+from provrepair.provenance.models import Case, ExecutionStep, UserInput
 
 try:
     from opentelemetry import trace
@@ -118,12 +118,13 @@ class _Run:
             self.turn, self.turn_records = step.turn, []
 
     def user_messages(self, ts: int) -> list[dict[str, Any]]:
+        return [_message("user", u.content) for u in self.new_users(ts)]
+
+    def new_users(self, ts: int) -> list[UserInput]:
         """User turns said by now and not yet in the conversation."""
-        out = []
-        for u in self.case.session:
-            if u.timestamp <= ts and u.input_id not in self.users_sent:
-                self.users_sent.add(u.input_id)
-                out.append(_message("user", u.content))
+        out = [u for u in self.case.session
+               if u.timestamp <= ts and u.input_id not in self.users_sent]
+        self.users_sent.update(u.input_id for u in out)
         return out
 
     def input_messages(self, step: ExecutionStep) -> list[dict[str, Any]]:
@@ -312,32 +313,43 @@ def _structured(document: dict[str, Any]) -> dict[str, Any]:
 
 # -- transcript ----------------------------------------------------------------------------
 
-def export_transcript(case: Case) -> Exported:
+def export_transcript(case: Case, requests: bool = True) -> Exported:
     """The run as an OpenAI-style transcript (a transcript carries the whole conversation:
-    there is no "cited" variant); memory operations as `memory_events`."""
+    there is no "cited" variant); memory operations as `memory_events`. `requests`: with what
+    each assistant message's request carried (`requests`, the "history" mode's messages as
+    chat messages: what the OTel export's inference spans show); without, the conservative
+    reading applies (each message was shown everything before it)."""
     run = _Run(case, "history")
     issued = run.issued_by()
     issued_actions = {a for v in issued.values() for a in v}
     messages: list[dict[str, Any]] = []
+    sent: list[dict[str, Any]] = []  # one request per assistant message
     events: list[dict[str, Any]] = []
     origin: dict[str, str] = {}
     shown: set[str] = set()  # records the conversation has had
+    users: dict[str, str] = {}  # native user input id → its message
     for step in case.trace:
+        run.new_turn(step)
         kind = step.step_type.value
-        for u in run.user_messages(step.timestamp):
-            messages.append({"role": "user", "content": u["parts"][0]["content"]})
+        for u in run.new_users(step.timestamp):
+            run.conversation.append(_message("user", u.content))
+            messages.append({"role": "user", "content": u.content})
+            users[u.input_id] = f"messages[{len(messages) - 1}]"
         if kind == "memory_read":
             shown.update(step.used_ids)
+            found = [m for m in step.used_ids if m in run.records]
+            run.turn_records += found
             events.append({"after": len(messages) - 1, "op": "search", "records": [
-                {"id": m, "content": run.records[m].content} for m in step.used_ids
-                if m in run.records]})
+                {"id": m, "content": run.records[m].content} for m in found]})
             origin[step.step_id] = f"memory_events[{len(events) - 1}]"
         elif kind in INFERENCES or (kind == "tool_action" and step.step_id not in issued_actions):
             unseen = [m for m in run.cited_records(step) if m not in shown]
-            if unseen:  # records the step had without a retrieval: loaded for it
+            if unseen and not requests:  # records the step had without a retrieval: loaded
                 events.append({"after": len(messages) - 1, "op": "search", "records": [
                     {"id": m, "content": run.records[m].content} for m in unseen]})
                 shown.update(unseen)
+            if requests:  # (the request names them by `memory_record_id`)
+                sent.append({"messages": [_chat_message(m) for m in run.input_messages(step)]})
             actions = [step] if kind == "tool_action" else [run.steps[a] for a in
                                                             issued.get(step.step_id, [])]
             message: dict[str, Any] = {"role": "assistant",
@@ -348,26 +360,57 @@ def export_transcript(case: Case) -> Exported:
                         "name": a.tool_name, "arguments": json.dumps(a.tool_args or {})}}
                     for a in actions]
             messages.append(message)
+            run.conversation.append({"role": "assistant", "parts": [
+                *([_part_text(step.content)] if kind != "tool_action" else []),
+                *(_call_part(a) for a in actions)]})
             if kind != "tool_action":
                 origin[step.step_id] = f"messages[{len(messages) - 1}]"
             for a in actions:
                 origin[a.step_id] = f"call {a.step_id}"
         elif kind == "tool_observation":
-            messages.append({"role": "tool", "tool_call_id": _action_of(run, step),
-                             "content": step.content})
+            action = _action_of(run, step)
+            messages.append({"role": "tool", "tool_call_id": action, "content": step.content})
+            run.conversation.append({"role": "tool", "parts": [
+                {"type": "tool_call_response", "id": action, "response": step.content}]})
             origin[step.step_id] = f"messages[{len(messages) - 1}]"
         elif kind in WRITES:
             op, records = _write(run, step)
+            cites = [users.get(u) or origin[u] for u in step.used_ids  # what it stores
+                     if u in users or u in origin]
             for record in records:
                 events.append({
                     "after": len(messages) - 1, "op": op.removesuffix("_memory"),
                     "id": record["id"], "content": record.get("content", ""),
                     "failed": step.status == "error",
                     "derived_from": record.get("metadata", {}).get("derived_from", []),
-                    "supersedes": record.get("metadata", {}).get("supersedes", [])})
+                    "supersedes": record.get("metadata", {}).get("supersedes", []),
+                    **({"evidence": cites} if requests and cites else {})})
             origin[step.step_id] = f"memory_events[{len(events) - len(records)}]"
-    return Exported({"task_id": case.task_id, "domain": case.domain, "messages": messages,
-                     "memory_events": events}, origin)
+    transcript = {"task_id": case.task_id, "domain": case.domain, "messages": messages,
+                  "memory_events": events}
+    return Exported({**transcript, "requests": sent} if requests else transcript, origin)
+
+
+def _part_text(text: str) -> dict[str, Any]:
+    return {"type": "text", "content": text}
+
+
+def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A GenAI message (role + parts) as the chat-completions API sends it."""
+    parts = message["parts"]
+    if message["role"] == "tool":
+        (response,) = parts
+        return {"role": "tool", "tool_call_id": response["id"], "content": response["response"]}
+    texts = [{"type": "text", "text": p["content"],
+              **({"memory_record_id": p["memory_record_id"]} if "memory_record_id" in p else {})}
+             for p in parts if p["type"] == "text"]
+    out: dict[str, Any] = {"role": message["role"], "content": texts or None}
+    calls = [{"id": p["id"], "type": "function", "function": {
+        "name": p["name"], "arguments": json.dumps(p["arguments"])}}
+        for p in parts if p["type"] == "tool_call"]
+    if calls:
+        out["tool_calls"] = calls
+    return out
 
 
 EXPORTS: dict[str, Callable[[Case], Exported]] = {
@@ -376,12 +419,13 @@ EXPORTS: dict[str, Callable[[Case], Exported]] = {
     "otel-json-cited": lambda c: export_otel(c, "cited"),
     "otel-structured-cited": lambda c: export_otel(c, "cited", structured=True),
     "transcript": export_transcript,
+    "transcript-conservative": lambda c: export_transcript(c, requests=False),
 }
 
 
 def read_back(name: str, exported: Exported, task_id: str) -> Case:
     """An export read by the loader of its format (`name` as in EXPORTS)."""
-    if name == "transcript":
+    if name.startswith("transcript"):
         return transcript_case(exported.payload, task_id)
     (case,) = cases_from_spans(otlp_spans(exported.payload, name))
     return case
