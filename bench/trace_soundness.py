@@ -5,9 +5,10 @@
 Every case `provrepair bench generate --seed S` makes, and the bundled example, exported as
 the run an outside agent would have traced (loaders/trace_export.py: OTLP made with the real
 OpenTelemetry SDK, messages as JSON strings and as structured values, each request carrying
-the whole history or what the step cited; an OpenAI-style transcript), read back by the
-loaders, and for every memory record as the single fault, planned by the reference planner
-on both the native case and the read-back run. Reports, per export: faults, faults with a
+the whole history or what the step cited; an OpenAI-style transcript with what each request
+carried and what each memory write stores, and without: the conservative reading), read back
+by the loaders, and for every memory record as the single fault, planned by the reference
+planner on both the native case and the read-back run. Reports, per export: faults, faults with a
 miss (a natively affected node the read-back plan leaves alone; must be 0), the summed
 affected / replayed / quarantined / dependency edges against native with their ratios, and
 the mean over faults of each fault's affected ratio. A record the run never showed or wrote

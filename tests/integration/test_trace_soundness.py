@@ -2,8 +2,9 @@
 "Dependencies"). Generated benchmark cases and the bundled example are exported as the run
 an outside agent would have traced (an OTLP trace made with the real
 OpenTelemetry SDK, messages as JSON strings and as structured values, each request carrying
-the whole history or what the step cited; an OpenAI-style transcript), read back by the
-loaders, and for every memory record as the single fault the plan of the read-back run must
+the whole history or what the step cited; an OpenAI-style transcript, with the requests
+each assistant message was produced by and without them, the conservative reading), read
+back by the loaders, and for every memory record as the single fault the plan of the read-back run must
 affect every node the native plan affects (loaders/trace_export.py,
 benchmark/soundness.py). A sample here (bench/trace_soundness.py runs the
 whole corpus and measures the over-approximation); a few plans also go through the real store

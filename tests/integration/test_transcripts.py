@@ -78,6 +78,9 @@ def test_a_delete_that_a_later_search_contradicts_is_the_seed(cli: Cli,
     (lambda t: t["memory_events"].append({"after": 1, "op": "forget", "id": "m"}),
      "is not one of"),
     (lambda t: t["messages"][4].update(evidence=["m_unknown"]), "names nothing"),
+    (lambda t: t.update(requests=[{"messages": []}]), "1 request(s) for 3 assistant"),
+    (lambda t: t.update(requests=[{"messages": [{"role": "tool", "content": "x"}]}] * 3),
+     "requests[0].messages[0].tool_call_id"),
 ])
 def test_bad_transcripts_are_one_line_and_write_nothing(cli: Cli, tmp_path: Path,
                                                         mutate: Any, needle: str) -> None:
