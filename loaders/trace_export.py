@@ -313,12 +313,14 @@ def _structured(document: dict[str, Any]) -> dict[str, Any]:
 
 # -- transcript ----------------------------------------------------------------------------
 
-def export_transcript(case: Case, requests: bool = True) -> Exported:
+def export_transcript(case: Case, requests: bool = True, evidence: bool = True) -> Exported:
     """The run as an OpenAI-style transcript (a transcript carries the whole conversation:
     there is no "cited" variant); memory operations as `memory_events`. `requests`: with what
     each assistant message's request carried (`requests`, the "history" mode's messages as
     chat messages: what the OTel export's inference spans show); without, the conservative
-    reading applies (each message was shown everything before it)."""
+    reading applies (each message was shown everything before it). `evidence` (with
+    `requests`): each memory write names what it stores (the native step's inputs, as the
+    OTel export's span links do)."""
     run = _Run(case, "history")
     issued = run.issued_by()
     issued_actions = {a for v in issued.values() for a in v}
@@ -384,7 +386,7 @@ def export_transcript(case: Case, requests: bool = True) -> Exported:
                     "failed": step.status == "error",
                     "derived_from": record.get("metadata", {}).get("derived_from", []),
                     "supersedes": record.get("metadata", {}).get("supersedes", []),
-                    **({"evidence": cites} if requests and cites else {})})
+                    **({"evidence": cites} if requests and evidence and cites else {})})
             origin[step.step_id] = f"memory_events[{len(events) - len(records)}]"
     transcript = {"task_id": case.task_id, "domain": case.domain, "messages": messages,
                   "memory_events": events}
@@ -419,6 +421,7 @@ EXPORTS: dict[str, Callable[[Case], Exported]] = {
     "otel-json-cited": lambda c: export_otel(c, "cited"),
     "otel-structured-cited": lambda c: export_otel(c, "cited", structured=True),
     "transcript": export_transcript,
+    "transcript-requests-only": lambda c: export_transcript(c, evidence=False),
     "transcript-conservative": lambda c: export_transcript(c, requests=False),
 }
 
