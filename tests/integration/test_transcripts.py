@@ -92,3 +92,25 @@ def test_bad_transcripts_are_one_line_and_write_nothing(cli: Cli, tmp_path: Path
     assert done.returncode == 2 and done.stderr.startswith("CaseError: ")
     assert needle in done.stderr and len(done.stderr.splitlines()) == 1
     assert json.loads(cli("tasks", "--json").stdout) == []
+
+
+def test_a_transcript_with_its_requests_narrows_to_what_each_call_was_sent(
+        cli: Cli, tmp_path: Path) -> None:
+    """The bundled request-form example: the second turn's call was sent only its question,
+    so the poisoned price reaches the first answer and the record written from it, not the
+    second answer; read without its requests, everything earlier reaches everything later."""
+    example = EXAMPLE.parent / "shopping_transcript_requests.json"
+    transcript = json.loads(example.read_text())
+    task = transcript["task_id"]
+    done = cli("ingest", "--from", "openai-messages", "--replace", str(example))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(cli("plan", "--task", task, "--json").stdout)
+    assert {"s_005", "s_006", "m_best"} <= set(plan["affected_ids"])
+    assert "s_007" not in plan["affected_ids"]
+    assert plan["quarantine_memory_ids"] == ["m_best"]
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({k: v for k, v in transcript.items() if k != "requests"}))
+    assert cli("ingest", "--from", "openai-messages", "--replace", str(path)).returncode == 0
+    plain = json.loads(cli("plan", "--task", task, "--json").stdout)
+    assert set(plan["affected_ids"]) < set(plain["affected_ids"])
+    assert "s_007" in plain["affected_ids"]
