@@ -40,7 +40,11 @@ Otherwise, what each assistant message was shown:
   context: an assistant message depends on every earlier message and memory event
   (loaders/agent_run.py, written as the previous assistant message plus what came since),
   and on the records whose content a system message shows.
-Requests cover every assistant message or none (a conservative output after a narrow one
+A request log alone (`requests` with each call's `response`, no `messages`) is a transcript
+too: the responses are its assistant messages (`messages[k]` is response k, and a memory
+event's `after` counts responses), user turns and tool results enter with the first request
+that carries them; a tool result no later request carries is not in the log, so not in the
+run. Requests cover every assistant message or none (a conservative output after a narrow one
 would not reach what the narrow one was not shown). Why requests rather than marking memory
 events "in this request only": a request log is what proxies already write, and it also
 tells which earlier messages and system texts a call carried, not only which retrievals.
@@ -81,14 +85,33 @@ def load_transcripts(paths: list[Path]) -> list[Case]:
 
 def transcript_case(raw: Any, default_task: str) -> Case:
     data = {"messages": raw} if isinstance(raw, list) else raw
+    task_id = str(data.get("task_id") or default_task) if isinstance(data, dict) else None
+    if isinstance(data, dict) and "messages" not in data and isinstance(data.get("requests"),
+                                                                        list):
+        data = {**data, "messages": _responses(str(task_id), data["requests"])}
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise CaseError(None, "messages", None, "a transcript is a list of messages, or an "
-                        "object with a `messages` list")
-    task_id = str(data.get("task_id") or default_task)
+        raise CaseError(task_id, "messages", None, "a transcript is a list of messages, or an "
+                        "object with a `messages` list (or a `requests` log)")
+    task_id = str(task_id)
     builder = RunBuilder(task_id, str(data.get("domain") or "agent"))
     for event in sorted(_events(task_id, data, _requests(task_id, data)), key=lambda e: e.ts):
         builder.add(event)
     return builder.case([str(f) for f in data.get("diagnosed_faults") or []])
+
+
+def _responses(task_id: str, requests: list[Any]) -> list[Any]:
+    """A request log without the conversation: its responses are the conversation's
+    assistant messages; user turns and tool results enter with the first request that
+    carries them (the matching of `input_context`). Sources stay `messages[k]`: response k."""
+    out = []
+    for k, request in enumerate(requests):
+        response = request.get("response") if isinstance(request, dict) else None
+        if not isinstance(response, dict) or response.get("role", "assistant") != "assistant":
+            raise CaseError(task_id, f"requests[{k}].response", None,
+                            "a request log without `messages` needs each request's response "
+                            "(the assistant message it returned)")
+        out.append({**response, "role": "assistant"})
+    return out
 
 
 def _events(task_id: str, data: dict[str, Any], requests: list[Context] | None) -> list[Event]:

@@ -104,6 +104,30 @@ def test_a_write_depends_on_what_it_names_else_on_the_latest_output() -> None:
     assert read(untold).trace[-1].used_ids == ["s_006"]
 
 
+def test_a_request_log_alone_is_a_transcript() -> None:
+    """Each call's messages and response, as a proxy logs them: the conversation is matched
+    from the requests, nothing stored twice."""
+    log = {"task_id": "t", "memory_events": [{"after": -1, "op": "search", "records": [
+        {"id": "m_seat", "content": "seat 4C"}]}],
+        "requests": [{"messages": [SYSTEM, Q1], "response": A1},
+                     {"messages": [SYSTEM, Q1, A1, Q2], "response": CALL},
+                     {"messages": [Q1, A1, Q2, CALL, RESULT], "response": A2}]}
+    case = read(log)
+    assert [u.content for u in case.session] == [Q1["content"], Q2["content"]]
+    assert [s.step_type for s in case.trace] == [
+        "memory_read", "final_answer", "plan", "tool_action", "tool_observation",
+        "final_answer"]
+    assert affected(case, "m_seat") == {"4C.", "(tool calls)", "meal()", "vegan",
+                                        "A vegan meal."}
+    log["requests"][1]["messages"] = [Q2]  # turn 2 not sent turn 1: the seat stays there
+    log["requests"][2]["messages"] = [Q2, CALL, RESULT]
+    assert affected(read(log), "m_seat") == {"4C."}
+    log["requests"][1].pop("response")
+    with pytest.raises(CaseError, match="needs each request's response") as caught:
+        read(log)
+    assert caught.value.field == "requests[1].response"
+
+
 def bad(change: Any) -> dict[str, Any]:
     transcript = copy.deepcopy(BASE)
     change(transcript)
