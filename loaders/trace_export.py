@@ -377,8 +377,13 @@ def export_transcript(case: Case, requests: bool = True, evidence: bool = True) 
             origin[step.step_id] = f"messages[{len(messages) - 1}]"
         elif kind in WRITES:
             op, records = _write(run, step)
-            cites = [users.get(u) or origin[u] for u in step.used_ids  # what it stores
+            # what it stores: its inputs as the transcript names them (records go in
+            # `derived_from`); one it cannot name leaves the reading to the loader's default
+            cites = [users.get(u) or origin[u] for u in step.used_ids
                      if u in users or u in origin]
+            if any(u not in users and u not in origin and u not in run.records
+                   for u in step.used_ids):
+                cites = []
             for record in records:
                 events.append({
                     "after": len(messages) - 1, "op": op.removesuffix("_memory"),

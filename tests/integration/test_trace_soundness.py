@@ -21,7 +21,7 @@ from provrepair.benchmark.generate import generate_cases
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.benchmark.soundness import check_faults, id_map
 from provrepair.loaders.case_files import load_cases
-from provrepair.loaders.trace_export import EXPORTS, export_otel, read_back
+from provrepair.loaders.trace_export import EXPORTS, read_back
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
@@ -52,13 +52,14 @@ def test_no_fault_is_missed(cases: list[Case], name: str) -> None:
     assert faults > 100 and missed == []
 
 
+@pytest.mark.parametrize("name", ["otel-structured-history", "transcript"])
 def test_the_real_planner_agrees_on_read_back_runs(falkordb_store: GraphStore,
-                                                   cases: list[Case]) -> None:
+                                                   cases: list[Case], name: str) -> None:
     """The read-back run stored and planned by the product: the same affected set as the
     reference planner, which contains the native plan's (mapped ids)."""
     native = cases[0]
-    exported = export_otel(native, "history", structured=True)
-    ingested = read_back("otel", exported, native.task_id)
+    exported = EXPORTS[name](native)
+    ingested = read_back(name, exported, native.task_id)
     ingest_case(falkordb_store, ingested, replace=True)
     mapping = id_map(native, ingested, exported.origin)
     for fault in [m.memory_id for m in native.memory_store
