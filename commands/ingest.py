@@ -25,7 +25,8 @@ from provrepair.provenance.errors import InputError
 @click.option("--from", "source_format",
               default="case", show_default=True, metavar="case|openai-messages|otel",
               help="Input format: provrepair cases, OpenAI-style chat transcripts (with an "
-                   "optional memory log), or OpenTelemetry GenAI traces (OTLP/JSON or protobuf); see the "
+                   "optional memory log and the requests each call sent), or OpenTelemetry "
+                   "GenAI traces (OTLP/JSON or protobuf); see the "
                    "README, \"Recording your agent\". A plugin adds formats through the "
                    "\"provrepair.loaders\" entry points.")
 @click.option("--follow", "follow", metavar="FILE|-",

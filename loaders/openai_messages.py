@@ -47,7 +47,9 @@ that carries them; a tool result no later request carries is not in the log, so 
 run. Requests cover every assistant message or none (a conservative output after a narrow one
 would not reach what the narrow one was not shown). Why requests rather than marking memory
 events "in this request only": a request log is what proxies already write, and it also
-tells which earlier messages and system texts a call carried, not only which retrievals.
+tells which earlier messages and system texts a call carried, not only which retrievals; a
+flag alone would narrow little, since in a plain transcript each message is shown the
+previous one, which was shown the record (bench/trace_soundness.py measures the readings).
 Content must be a string or OpenAI text parts; other shapes (an Anthropic-style list with
 `tool_use` / `tool_result` blocks) are refused, naming the message.
 """
