@@ -149,21 +149,47 @@ def group_runs(spans: list[Span]) -> dict[str, list[Span]]:
 
 
 def run_case(task_id: str, spans: list[Span]) -> Case:
-    attrs = {k: v for span in spans for k, v in span.attributes.items()}
-    builder = RunBuilder(task_id, str(attrs.get("provrepair.domain") or "agent"))
-    reader = SpanReader(task_id)
-    for span in spans:
-        try:
-            for event in reader.events(span):
-                builder.add(event)
-        except CaseError as exc:  # name the span (and trace) the event came from
-            raise CaseError(exc.task_id or task_id, exc.field, exc.offending_id,
-                            f"{exc.problem} (span {span.span_id} of trace "
-                            f"{span.trace_id})") from exc
-    faults = attrs.get("provrepair.diagnosed_faults") or []
-    # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
-    return builder.case([str(f) for f in (faults if isinstance(faults, (list, tuple))
-                                          else [faults])])
+    return RunReading(task_id).read(spans).case()
+
+
+@dataclass
+class RunReading:
+    """One run's spans read so far, in order: the reader, the builder, and the run-wide
+    attributes (the last span carrying one wins). More spans may follow (live capture)."""
+
+    task_id: str
+    reader: SpanReader = field(init=False)
+    builder: RunBuilder = field(init=False)
+    domain: Any = None
+    faults: Any = None
+    last: tuple[int, str] = (-1, "")  # the (start, span id) of the last span read
+
+    def __post_init__(self) -> None:
+        self.reader = SpanReader(self.task_id)
+        self.builder = RunBuilder(self.task_id)
+
+    def read(self, spans: list[Span]) -> RunReading:
+        for span in spans:
+            self.last = (span.start_ns, span.span_id)
+            self.domain = span.attributes.get("provrepair.domain", self.domain)
+            self.faults = span.attributes.get("provrepair.diagnosed_faults", self.faults)
+            try:
+                for event in self.reader.events(span):
+                    self.builder.add(event)
+            except CaseError as exc:  # name the span (and trace) the event came from
+                raise CaseError(exc.task_id or self.task_id, exc.field, exc.offending_id,
+                                f"{exc.problem} (span {span.span_id} of trace "
+                                f"{span.trace_id})") from exc
+        self.builder.domain = str(self.domain or "agent")
+        return self
+
+    def fault_ids(self) -> list[str]:
+        faults = self.faults or []
+        # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
+        return [str(f) for f in (faults if isinstance(faults, (list, tuple)) else [faults])]
+
+    def case(self) -> Case:
+        return self.builder.case(self.fault_ids())
 
 
 @dataclass

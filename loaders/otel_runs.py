@@ -32,19 +32,22 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from provrepair.loaders.otel import INFERENCE, Span, otlp_spans, run_case
+from provrepair.loaders.otel import INFERENCE, RunReading, Span, otlp_spans, run_case
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
+from provrepair.loaders.otel_extend import CapturedRun
 from provrepair.loaders.otlp_json import document
 from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
 
 log = logging.getLogger("provrepair.capture")
 
 DEFAULT_MAX_UNCLAIMED_SPANS = 2_000
 DEFAULT_RECOVER_AFTER_S = 300.0
+DEFAULT_MAX_READINGS = 64  # conversations whose reading is kept between their traces
 MAX_DONE_TRACES = 10_000
 REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
@@ -82,6 +85,7 @@ class LiveRuns:
 
     def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
                  recover_after_s: float = DEFAULT_RECOVER_AFTER_S,
+                 max_readings: int = DEFAULT_MAX_READINGS,
                  clock: Callable[[], int] = time.time_ns):
         self.store, self.clock = store, clock
         self.max_unclaimed_spans = max_unclaimed_spans
@@ -91,6 +95,9 @@ class LiveRuns:
         self.errors: list[str] = []
         self.dropped_spans = 0
         self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
+        self.readings: dict[str, CapturedRun] = {}  # run → its reading, the latest last
+        self.max_readings = max_readings
+        self.extensions = self.rebuilds = 0  # how traces were stored (bench/, tests)
         self.recover_after_ns = int(recover_after_s * 1e9)
         self.recovered_at = 0
         self._recover()
@@ -160,24 +167,74 @@ class LiveRuns:
             self._try_store(key, trace_id, recovered)
 
     def _store_run(self, key: str, trace_id: str, recovered: bool) -> None:
+        """The trace's spans added to its run's task: extended in the trace's cost when this
+        capture holds the run's reading and nothing else wrote the task since, else read
+        again from the whole journal of the run (loaders/otel_extend.py)."""
         tkey = task_key(key)
+        run = self.readings.pop(key, None)
+        if run is None or recovered or not self._extend(run, trace_id):
+            run = self._rebuild(key, tkey, trace_id, recovered)
+        # assigned only once stored: a crash before this leaves the trace recoverable
+        self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
+                                                "recovered": recovered})
+        if run is not None:  # kept for the run's next trace (the least recently used goes)
+            self.readings[key] = run
+            while len(self.readings) > self.max_readings:
+                del self.readings[next(iter(self.readings))]
+        if key not in self.stored:
+            self.stored.append(key)
+
+    def _rebuild(self, key: str, tkey: str, trace_id: str, recovered: bool
+                 ) -> CapturedRun | None:
+        """The run read again from every journaled span of it, the task replaced; its
+        reading returned for the next trace unless warnings make it partial."""
         rows = self.store.run("list_capture_run", {"task_key": tkey, "trace_id": trace_id})
-        case, warnings = run_from_journal(key, [r["span_json"] for r in rows],
-                                          recovered=[bool(r["recovered"]) for r in rows])
+        case, warnings, reading = run_from_journal(
+            key, [r["span_json"] for r in rows], recovered=[bool(r["recovered"]) for r in rows])
         if recovered:
             warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
                             "(its root span never arrived): the run may be cut short")
         case = with_warnings(case, warnings)
         ingest_case(self.store, case, replace=True)
-        # assigned only once stored: a crash before this leaves the trace recoverable
-        self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
-                                                "recovered": recovered})
+        token = new_owner_id("capture")
         self.store.run("set_task_warnings", {"task_key": tkey,
                                              "warnings": case.world.get(WARNINGS, [])})
+        self.store.run("merge_task", {"task_key": tkey, "props": {"capture_token": token}})
+        self.rebuilds += 1
         for warning in warnings:
             log.warning("task %s: %s", key, warning)
-        if key not in self.stored:
-            self.stored.append(key)
+        return CapturedRun.stored(tkey, reading, token) if reading and not warnings else None
+
+    def _extend(self, run: CapturedRun, trace_id: str) -> bool:
+        """The trace added to the stored task (loaders/otel_extend.py), under the task lock;
+        False when it must be read again whole: another capture wrote the task since (its
+        capture token differs), the trace lacks message content, or its spans change what
+        is stored beyond adding to it."""
+        with task_lock(self.store, run.reading.task_id, new_owner_id("capture"), "capture"):
+            stored = self.store.run("get_task", {"task_key": run.key})
+            if not stored or stored[0]["props"].get("capture_token") != run.token:
+                return False
+            rows = self.store.run("list_capture_trace", {"trace_id": trace_id})
+            spans = journal_spans(run.reading.task_id, [r["span_json"] for r in rows])
+            if any(r["recovered"] for r in rows) or blind_spans(spans):
+                return False
+            try:
+                extension = run.extend(spans)
+            except CaseError:  # said by the full reading, naming span and trace
+                return False
+            if extension is None:
+                return False
+            # the token first: a crash part-way leaves a task no cached reading matches
+            run.token = new_owner_id("capture")
+            self.store.run("merge_task", {"task_key": run.key,
+                                          "props": {"capture_token": run.token}})
+            for batch in batched(extension.nodes):
+                self.store.run("merge_nodes", {"rows": batch})
+            for batch in batched(extension.edges):
+                self.store.run("merge_edges", {"rows": batch})
+            self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
+        self.extensions += 1
+        return True
 
     def _bound(self) -> None:
         unclaimed = [(t, o.spans) for t, o in self.open.items() if o.run_key(t) is None]
@@ -231,17 +288,28 @@ def _is_local_root(raw: dict[str, Any]) -> bool:
     return not raw.get("parentSpanId") or remote
 
 
-def run_from_journal(key: str, span_json: Iterable[str], *,
-                     recovered: Sequence[bool] = ()) -> tuple[Case, list[str]]:
-    """Journaled OTLP/JSON spans of one run → its case and the warnings for its task. Every span
-    joins the run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+def journal_spans(key: str, span_json: Iterable[str]) -> list[Span]:
+    """Journaled OTLP/JSON spans (any dialect) → spans in reading order."""
     doc = normalize_document(document([json.loads(s) for s in span_json]))
-    spans = sorted(otlp_spans(doc, f"capture journal of {key}"),
-                   key=lambda s: (s.start_ns, s.span_id))
+    return sorted(otlp_spans(doc, f"capture journal of {key}"),
+                  key=lambda s: (s.start_ns, s.span_id))
+
+
+def blind_spans(spans: list[Span]) -> list[Span]:
+    """Inference spans recorded without message content."""
+    return [s for s in spans if s.operation in INFERENCE
+            and not any(s.attributes.get(k) for k in CONTENT)]
+
+
+def run_from_journal(key: str, span_json: Iterable[str], *, recovered: Sequence[bool] = ()
+                     ) -> tuple[Case, list[str], RunReading | None]:
+    """Journaled OTLP/JSON spans of one run → its case, the warnings for its task, and the
+    reading that gave the case (None when spans had to be left out). Every span joins the
+    run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+    spans = journal_spans(key, span_json)
     warnings = ([f"{sum(recovered)} span(s) recovered after an interrupted capture"]
                 if any(recovered) else [])
-    blind = [s for s in spans if s.operation in INFERENCE
-             and not any(s.attributes.get(k) for k in CONTENT)]
+    blind = blind_spans(spans)
     if blind:
         inference = sum(1 for s in spans if s.operation in INFERENCE)
         warnings.append(
@@ -250,7 +318,8 @@ def run_from_journal(key: str, span_json: Iterable[str], *,
             "model's text, tool calls or claims; turn content capture on "
             "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
     try:
-        return run_case(key, spans), warnings
+        reading = RunReading(key).read(spans)
+        return reading.case(), warnings, reading
     except CaseError:
         if not blind:
             raise
@@ -262,7 +331,7 @@ def run_from_journal(key: str, span_json: Iterable[str], *,
     warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
                     f"out (e.g. span {orphans[0].span_id})" if orphans else
                     "the run could not be read in full")
-    return run_case(key, [s for s in spans if s not in orphans]), warnings
+    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
 
 
 def _captured_call_ids(spans: list[Span]) -> set[str]:

@@ -1,0 +1,130 @@
+"""A conversation captured live is extended trace by trace, each request written in its own
+cost (loaders/otel_extend.py), and the stored task is the one a reading of all its spans at
+once gives: node for node, edge for edge. The real OpenTelemetry SDK, the real `openai` client
+instrumented by opentelemetry-instrumentation-openai-v2 against the suite's test double, the
+real embedded store."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import openai
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Tracer
+
+from provrepair.loaders.otel import load_otlp
+from provrepair.loaders.otel_live import OtlpJsonFile, ProvrepairSpanExporter, memory_span
+from provrepair.provenance.ingest import delete_task, ingest_cases
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.store.base import GraphStore
+from tests import otel_agent
+from tests.openai_double import ChatDouble, Reply
+
+CONV = "conv-extend"
+# Bookkeeping of how the task was written, not of what it holds (`warnings`: the capture's
+# copy of world["provrepair.warnings"], for `provrepair tasks`).
+WRITE_ONLY = {"content_hash", "capture_token", "complete", "ingested_at", "warnings"}
+
+
+def script(requests: int) -> list[Reply]:
+    """Every other request calls a tool before it answers."""
+    replies: list[Reply] = []
+    for n in range(requests):
+        if n % 2 == 0:
+            replies.append(Reply(tool_calls=[{
+                "id": f"call_{n}", "type": "function", "function": {
+                    "name": "get_price", "arguments": json.dumps({"store": "StoreA"})}}]))
+        replies.append(Reply(f"Answer {n}: StoreA at $68.50."))
+    return replies
+
+
+@contextmanager
+def instrumented(exporters: list[Any], replies: list[Reply]) -> Iterator[tuple[Tracer, Any]]:
+    provider = TracerProvider()
+    for exporter in exporters:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))  # one export per span
+    double = ChatDouble(replies)
+    client = openai.OpenAI(base_url=double.start(), api_key="test")
+    with patch.dict(os.environ, otel_agent.CONTENT_ON_SPANS):
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            yield provider.get_tracer("extend-agent"), client
+        finally:
+            instrumentor.uninstrument()
+            double.stop()
+            provider.shutdown()
+
+
+def conversation(tracer: Tracer, client: Any, requests: int) -> None:
+    """One conversation, one trace per request: each request re-sends the history (its
+    context names earlier messages, tool calls and results), searches the memory, and
+    updates the record `m_best` (a new version each time) or writes a new one."""
+    history: list[dict[str, Any]] = []
+    memory = {"m_best": "StoreB sells P0199 for $59.99"}
+    for n in range(requests):
+        with tracer.start_as_current_span("invoke_agent shopper") as root:
+            root.set_attribute("gen_ai.operation.name", "invoke_agent")
+            root.set_attribute("gen_ai.conversation.id", CONV)
+            root.set_attribute("provrepair.domain", "shopping")
+            root.set_attribute("provrepair.diagnosed_faults", ["m_best"])
+            found = [{"id": k, "content": v} for k, v in sorted(memory.items())]
+            with memory_span(tracer, "search_memory", records=found, query="P0199",
+                             conversation_id=CONV):
+                pass
+            notes = {"role": "system", "content": "Notes: " + "; ".join(
+                r["content"] for r in found)}
+            history.append({"role": "user", "content": f"Question {n}: where is P0199?"})
+            message = otel_agent.chat(client, [notes, *history])
+            history.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls or []:
+                history.append({"role": "tool", "tool_call_id": call.id,
+                                "content": otel_agent.execute_tool(tracer, call, CONV)})
+                message = otel_agent.chat(client, [notes, *history])
+                history.append(message.model_dump(exclude_none=True))
+            record = "m_best" if n % 3 else f"m_note_{n}"
+            memory[record] = message.content
+            with memory_span(tracer, "update_memory" if record in found else "create_memory",
+                             record_id=record,
+                             records=[{"id": record, "content": message.content}],
+                             conversation_id=CONV):
+                pass
+
+
+def snapshot(store: GraphStore) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    key = task_key(CONV)
+    task = store.run("get_task", {"task_key": key})[0]["props"]
+    nodes = sorted((json.dumps(r["props"], sort_keys=True) for r in
+                    store.run("list_task_nodes", {"task_key": key})))
+    edges = sorted((r["label"], r["src"], r["dst"], r["sufficient"]) for r in
+                   store.run("list_task_edges", {"task_key": key}))
+    return {k: v for k, v in task.items() if k not in WRITE_ONLY}, nodes, edges
+
+
+def test_live_requests_equal_the_same_spans_ingested_at_once(
+        falkordb_store: GraphStore, tmp_path: Path) -> None:
+    requests = 7
+    path = tmp_path / "conversation.jsonl"
+    exporter = ProvrepairSpanExporter(falkordb_store)
+    with instrumented([exporter, OtlpJsonFile(path)], script(requests)) as (tracer, client):
+        conversation(tracer, client, requests)
+    assert exporter.errors == [] and exporter.stored == [CONV]
+    # the first request stored whole, every later one extended the task
+    assert (exporter.runs.rebuilds, exporter.runs.extensions) == (1, requests - 1)
+    live = snapshot(falkordb_store)
+    delete_task(falkordb_store, CONV)
+    ingest_cases(falkordb_store, load_otlp([path]))
+    whole = snapshot(falkordb_store)
+    assert live[0] == whole[0]
+    assert live[1] == whole[1]
+    assert live[2] == whole[2]
+    versions = [json.loads(n)["id"] for n in live[1] if json.loads(n).get("record_id")]
+    assert "m_best~2" in versions  # updates made versions, named as a whole reading names them
