@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -34,10 +35,10 @@ CONV = "conv-extend"
 WRITE_ONLY = {"content_hash", "capture_token", "complete", "ingested_at", "warnings"}
 
 
-def script(requests: int) -> list[Reply]:
+def script(numbers: range) -> list[Reply]:
     """Every other request calls a tool before it answers."""
     replies: list[Reply] = []
-    for n in range(requests):
+    for n in numbers:
         if n % 2 == 0:
             replies.append(Reply(tool_calls=[{
                 "id": f"call_{n}", "type": "function", "function": {
@@ -64,13 +65,21 @@ def instrumented(exporters: list[Any], replies: list[Reply]) -> Iterator[tuple[T
             provider.shutdown()
 
 
-def conversation(tracer: Tracer, client: Any, requests: int) -> None:
-    """One conversation, one trace per request: each request re-sends the history (its
+@dataclass
+class Conversation:
+    history: list[dict[str, Any]] = field(default_factory=list)
+    memory: dict[str, str] = field(
+        default_factory=lambda: {"m_best": "StoreB sells P0199 for $59.99"})
+
+
+def conversation(tracer: Tracer, client: Any, numbers: range,
+                 state: Conversation | None = None) -> None:
+    """Requests of one conversation, one trace each: each request re-sends the history (its
     context names earlier messages, tool calls and results), searches the memory, and
     updates the record `m_best` (a new version each time) or writes a new one."""
-    history: list[dict[str, Any]] = []
-    memory = {"m_best": "StoreB sells P0199 for $59.99"}
-    for n in range(requests):
+    state = state or Conversation()
+    history, memory = state.history, state.memory
+    for n in numbers:
         with tracer.start_as_current_span("invoke_agent shopper") as root:
             root.set_attribute("gen_ai.operation.name", "invoke_agent")
             root.set_attribute("gen_ai.conversation.id", CONV)
@@ -114,8 +123,8 @@ def test_live_requests_equal_the_same_spans_ingested_at_once(
     requests = 7
     path = tmp_path / "conversation.jsonl"
     exporter = ProvrepairSpanExporter(falkordb_store)
-    with instrumented([exporter, OtlpJsonFile(path)], script(requests)) as (tracer, client):
-        conversation(tracer, client, requests)
+    with instrumented([exporter, OtlpJsonFile(path)], script(range(requests))) as (tracer, client):
+        conversation(tracer, client, range(requests))
     assert exporter.errors == [] and exporter.stored == [CONV]
     # the first request stored whole, every later one extended the task
     assert (exporter.runs.rebuilds, exporter.runs.extensions) == (1, requests - 1)
@@ -128,3 +137,26 @@ def test_live_requests_equal_the_same_spans_ingested_at_once(
     assert live[2] == whole[2]
     versions = [json.loads(n)["id"] for n in live[1] if json.loads(n).get("record_id")]
     assert "m_best~2" in versions  # updates made versions, named as a whole reading names them
+
+
+def test_requests_served_by_two_processes_in_turn_equal_one_reading(
+        falkordb_store: GraphStore, tmp_path: Path) -> None:
+    """Two exporters (two processes) serve the conversation's requests in turn: each sees the
+    task another wrote since its own last write (its capture token differs) and reads the
+    conversation again from the journal before extending; the task is still exact."""
+    path = tmp_path / "conversation.jsonl"
+    state = Conversation()
+    first, second = (ProvrepairSpanExporter(falkordb_store) for _ in range(2))
+    for exporter, numbers in ((first, range(0, 2)), (second, range(2, 4)),
+                              (first, range(4, 6))):
+        with instrumented([exporter, OtlpJsonFile(path)], script(numbers)) as (tracer, client):
+            conversation(tracer, client, numbers, state)
+    assert first.errors == second.errors == []
+    # per phase: the first trace read again whole (another process wrote last), the next
+    # extended
+    assert (first.runs.rebuilds, first.runs.extensions) == (2, 2)
+    assert (second.runs.rebuilds, second.runs.extensions) == (1, 1)
+    live = snapshot(falkordb_store)
+    delete_task(falkordb_store, CONV)
+    ingest_cases(falkordb_store, load_otlp([path]))
+    assert live == snapshot(falkordb_store)
