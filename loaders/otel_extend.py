@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from provrepair.loaders.agent_run import RunBuilder, renamed
+from provrepair.loaders.agent_run import WARNINGS, RunBuilder, renamed
 from provrepair.loaders.otel import RunReading, Span
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
@@ -41,7 +41,6 @@ from provrepair.provenance.rows import (
 from provrepair.provenance.state.memory import version_id
 from provrepair.provenance.vocab import EdgeLabel
 
-WARNINGS = "provrepair.warnings"
 FirstStep = tuple[int, int, str]  # a turn's first step: (timestamp, position, step id)
 
 

@@ -29,10 +29,19 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from provrepair.loaders.otel import INFERENCE, RunReading, Span, otlp_spans, run_case
+from provrepair.loaders.otel import (
+    INFERENCE,
+    WARNINGS,
+    RunReading,
+    Span,
+    otlp_spans,
+    run_case,
+    sub_agent_link,
+    with_warnings,
+)
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
 from provrepair.loaders.otel_extend import CapturedRun
 from provrepair.loaders.otlp_json import document
@@ -51,7 +60,6 @@ DEFAULT_MAX_READINGS = 64  # conversations whose reading is kept between their t
 MAX_DONE_TRACES = 10_000
 REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
-WARNINGS = "provrepair.warnings"  # the world key where a case says what its reading missed
 
 
 @dataclass
@@ -62,9 +70,14 @@ class OpenTrace:
     agent: bool = False
     agent_conversation: str | None = None  # of the last-ended (outermost) invoke_agent
     conversation: str | None = None        # the first any span carried
+    parent: tuple[str, str] | None = None  # (trace, span) the outermost invoke_agent links to
+    waiting_since: int = 0                 # when it began waiting for that parent's trace
 
-    def note(self, attributes: dict[str, Any]) -> None:
+    def note(self, attributes: dict[str, Any], span: Span) -> None:
         self.spans += 1
+        if attributes.get("gen_ai.operation.name") == "invoke_agent":
+            # a sub-agent in a trace of its own: the last-ended (outermost) link wins
+            self.parent = sub_agent_link(replace(span, attributes=attributes)) or self.parent
         conversation = attributes.get("gen_ai.conversation.id")
         conversation = str(conversation) if conversation else None
         if attributes.get("gen_ai.operation.name") == "invoke_agent":
@@ -94,7 +107,8 @@ class LiveRuns:
         self.stored: list[str] = []
         self.errors: list[str] = []
         self.dropped_spans = 0
-        self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
+        self.retry: dict[str, tuple[str, bool, str | None]] = {}  # trace → how to store again
+        self.children: dict[str, OpenTrace] = {}  # sub-agent traces waiting for their parent
         self.readings: dict[str, CapturedRun] = {}  # run → its reading, the latest last
         self.max_readings = max_readings
         self.extensions = self.rebuilds = 0  # how traces were stored (bench/, tests)
@@ -113,7 +127,7 @@ class LiveRuns:
         for raw, span in zip(spans, parsed, strict=True):
             attributes = genai_attributes(span.attributes)
             if attributes.get("gen_ai.operation.name") is not None:
-                self.open.setdefault(span.trace_id, OpenTrace()).note(attributes)
+                self.open.setdefault(span.trace_id, OpenTrace()).note(attributes, span)
                 rows.append({"span_key": f"{span.trace_id}/{span.span_id}", "props": {
                     "trace_id": span.trace_id, "start_ns": span.start_ns, "written_ns": now,
                     "span_json": json.dumps(raw, ensure_ascii=False)}})
@@ -124,6 +138,7 @@ class LiveRuns:
         for trace_id in ended:
             self._resolve(trace_id)
         self._bound()
+        self._expire_children(now)
         self._retry()
         if now - self.recovered_at >= self.recover_after_ns:
             self._recover()  # a process that crashed since this one started
@@ -132,6 +147,7 @@ class LiveRuns:
         """End of capture (shutdown, end of input): every open trace is resolved."""
         for trace_id in list(self.open):
             self._resolve(trace_id)
+        self._expire_children(None)
         self._retry()
 
     # -- traces → runs ------------------------------------------------------------------------
@@ -140,20 +156,53 @@ class LiveRuns:
         trace = self.open.pop(trace_id, None)
         if trace is None:
             return  # a root without GenAI spans (an HTTP server span…), or resolved already
-        key = trace.run_key(trace_id) or self.done.get(trace_id)
+        if trace.parent is not None:  # a sub-agent's trace: it joins its parent's run
+            key = self.done.get(trace.parent[0]) or self._stored_run(trace.parent[0])
+            if key is None:  # the parent's trace has not ended (here or elsewhere): wait
+                trace.waiting_since = self.clock()
+                self.children[trace_id] = trace
+                return
+        else:
+            key = trace.run_key(trace_id) or self.done.get(trace_id)
         if key is None:
             self._drop(trace_id, trace.spans, "its root span ended outside any agent run")
             return
+        self._store_trace(key, trace_id, recovered, None)
+
+    def _store_trace(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
+        """The trace joins run `key`, and so do sub-agent traces that waited for it."""
         self.done[trace_id] = key
         while len(self.done) > MAX_DONE_TRACES:
             del self.done[next(iter(self.done))]
-        self._try_store(key, trace_id, recovered)
+        self._try_store(key, trace_id, recovered, note)
+        for child, trace in list(self.children.items()):
+            if trace.parent is not None and trace.parent[0] == trace_id:
+                del self.children[child]
+                self._store_trace(key, child, False, None)
 
-    def _try_store(self, key: str, trace_id: str, recovered: bool) -> None:
+    def _stored_run(self, trace_id: str) -> str | None:
+        """The run a trace another capture stored joined (its journal says), if any."""
+        rows = self.store.run("get_capture_trace_run", {"trace_id": trace_id})
+        return str(rows[0]["task_id"]) if rows else None
+
+    def _expire_children(self, now: int | None) -> None:
+        """Sub-agent traces whose parent's trace did not arrive within `recover_after_s`
+        (all of them when `now` is None: the capture ends): each stored as its own run, with
+        a warning on the task."""
+        for child, trace in list(self.children.items()):
+            if now is not None and now - trace.waiting_since < self.recover_after_ns:
+                continue
+            del self.children[child]
+            assert trace.parent is not None
+            note = (f"sub-agent trace {child} links to span {trace.parent[1]} of trace "
+                    f"{trace.parent[0]}, which did not arrive: its run is a task of its own")
+            self._store_trace(trace.run_key(child) or f"trace-{child}", child, False, note)
+
+    def _try_store(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
         try:
-            self._store_run(key, trace_id, recovered)
+            self._store_run(key, trace_id, recovered, note)
         except (TaskConflict, StoreUnavailable) as exc:  # a repair holds the task; the store
-            self.retry[trace_id] = (key, recovered)     # is away: stored again next flush
+            self.retry[trace_id] = (key, recovered, note)  # is away: stored again next flush
             log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
                         "export", trace_id, key, type(exc).__name__, exc)
         except UserError as exc:
@@ -163,17 +212,17 @@ class LiveRuns:
 
     def _retry(self) -> None:
         waiting, self.retry = self.retry, {}
-        for trace_id, (key, recovered) in waiting.items():
-            self._try_store(key, trace_id, recovered)
+        for trace_id, (key, recovered, note) in waiting.items():
+            self._try_store(key, trace_id, recovered, note)
 
-    def _store_run(self, key: str, trace_id: str, recovered: bool) -> None:
+    def _store_run(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
         """The trace's spans added to its run's task: extended in the trace's cost when this
         capture holds the run's reading and nothing else wrote the task since, else read
         again from the whole journal of the run (loaders/otel_extend.py)."""
         tkey = task_key(key)
         run = self.readings.pop(key, None)
-        if run is None or recovered or not self._extend(run, trace_id):
-            run = self._rebuild(key, tkey, trace_id, recovered)
+        if run is None or recovered or note or not self._extend(run, trace_id):
+            run = self._rebuild(key, tkey, trace_id, recovered, note)
         # assigned only once stored: a crash before this leaves the trace recoverable
         self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
                                                 "recovered": recovered})
@@ -184,7 +233,7 @@ class LiveRuns:
         if key not in self.stored:
             self.stored.append(key)
 
-    def _rebuild(self, key: str, tkey: str, trace_id: str, recovered: bool
+    def _rebuild(self, key: str, tkey: str, trace_id: str, recovered: bool, note: str | None
                  ) -> CapturedRun | None:
         """The run read again from every journaled span of it, the task replaced; its
         reading returned for the next trace unless warnings make it partial."""
@@ -194,6 +243,8 @@ class LiveRuns:
         if recovered:
             warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
                             "(its root span never arrived): the run may be cut short")
+        if note:
+            warnings.append(note)
         case = with_warnings(case, warnings)
         ingest_case(self.store, case, replace=True)
         token = new_owner_id("capture")
@@ -261,24 +312,14 @@ class LiveRuns:
         rows = [row for row in self.store.run(
                     "list_unassigned_capture",
                     {"written_before": self.recovered_at - self.recover_after_ns})
-                if row["trace_id"] not in self.open]
+                if row["trace_id"] not in self.open and row["trace_id"] not in self.children]
         for row in rows:
             raw = json.loads(row["span_json"])
             (span,) = otlp_spans(document([raw]), "capture journal")
             self.open.setdefault(row["trace_id"], OpenTrace()).note(
-                genai_attributes(span.attributes))
+                genai_attributes(span.attributes), span)
         for trace_id in {row["trace_id"]: None for row in rows}:
             self._resolve(trace_id, recovered=True)
-
-
-def with_warnings(case: Case, warnings: list[str]) -> Case:
-    """The case with the capture's warnings added to those its reading gave (world key
-    `provrepair.warnings`, as the loaders write theirs): kept with the task and its hash."""
-    existing = list(case.world.get(WARNINGS, []))
-    merged = existing + [w for w in warnings if w not in existing]
-    if not merged:
-        return case
-    return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
 
 
 def _is_local_root(raw: dict[str, Any]) -> bool:

@@ -111,8 +111,8 @@ def conversation(tracer: Tracer, client: Any, numbers: range,
 def snapshot(store: GraphStore) -> tuple[dict[str, Any], list[Any], list[Any]]:
     key = task_key(CONV)
     task = store.run("get_task", {"task_key": key})[0]["props"]
-    nodes = sorted((json.dumps(r["props"], sort_keys=True) for r in
-                    store.run("list_task_nodes", {"task_key": key})))
+    nodes = sorted(json.dumps(r["props"], sort_keys=True) for r in
+                    store.run("list_task_nodes", {"task_key": key}))
     edges = sorted((r["label"], r["src"], r["dst"], r["sufficient"]) for r in
                    store.run("list_task_edges", {"task_key": key}))
     return {k: v for k, v in task.items() if k not in WRITE_ONLY}, nodes, edges
