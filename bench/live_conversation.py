@@ -2,7 +2,7 @@
 trace, one `gen_ai.conversation.id`, fed to the capture (loaders/otel_runs.py `LiveRuns`) as
 the SDK's exporter would hand it over, against a private embedded store.
 
-    python bench/live_conversation.py [--requests 200]
+    python bench/live_conversation.py [--requests 200] [--window 0]
 
 Each request: `invoke_agent` root, a memory search, a chat span whose input re-sends the
 history (so a request's own spans grow with the conversation, as a real client's do), a tool
@@ -12,7 +12,9 @@ time). Two captures of the same spans, one after the other, each into a fresh gr
 - `rebuild`: `max_readings=0`, so every trace end reads the whole conversation again from the
   journal and replaces the task (the behaviour before).
 Reported: total time, and the mean time per request (the flush that ends its trace) over the
-first and the last 10 requests.
+first and the last 10 requests. With `--window K` the chat spans carry only the last K
+messages of the history (a client that trims its context), so every request's trace has the
+same size and what is left of the growth is the capture's own.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def span(trace: int, sid: int, parent: int | None, name: str, start: int,
     return out
 
 
-def requests(count: int) -> list[list[dict[str, Any]]]:
+def requests(count: int, window: int = 0) -> list[list[dict[str, Any]]]:
     """Each request's spans in the order the SDK ends them (children first, root last)."""
     history: list[dict[str, Any]] = []
     out = []
@@ -60,6 +62,7 @@ def requests(count: int) -> list[list[dict[str, Any]]]:
         notes = {"role": "system", "parts": [{"type": "text",
                                               "content": f"Notes: answer {n - 1}"}]}
         history.append(user)
+        shown = history[-window:] if window else history
         call = {"type": "tool_call", "id": f"call_{n}", "name": "get_price",
                 "arguments": {"store": "StoreA"}}
         asked = {"role": "assistant", "parts": [call]}
@@ -72,13 +75,13 @@ def requests(count: int) -> list[list[dict[str, Any]]]:
                 "gen_ai.memory.records": json.dumps([{"id": "m_best",
                                                       "content": f"answer {n - 1}"}])}),
             span(trace, base + 2, base, "chat", t + 2, {
-                "gen_ai.input.messages": json.dumps([notes, *history]),
+                "gen_ai.input.messages": json.dumps([notes, *shown]),
                 "gen_ai.output.messages": json.dumps([asked])}),
             span(trace, base + 3, base, "execute_tool get_price", t + 3, {
                 "gen_ai.tool.call.id": f"call_{n}", "gen_ai.tool.name": "get_price",
                 "gen_ai.tool.call.result": f"StoreA: ${n}.00"}),
             span(trace, base + 4, base, "chat", t + 4, {
-                "gen_ai.input.messages": json.dumps([notes, *history, asked, result]),
+                "gen_ai.input.messages": json.dumps([notes, *shown, asked, result]),
                 "gen_ai.output.messages": json.dumps([answer])}),
             span(trace, base + 5, base, "update_memory", t + 5, {
                 "gen_ai.memory.record.id": "m_best",
@@ -114,8 +117,10 @@ def summary(name: str, times: list[float]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--window", type=int, default=0,
+                        help="messages of the history each chat span carries (0: all)")
     args = parser.parse_args(argv)
-    spans = requests(args.requests)
+    spans = requests(args.requests, args.window)
     results = []
     with tempfile.TemporaryDirectory(prefix="provrepair-live-bench-") as home:
         os.environ["PROVREPAIR_HOME"] = home
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 times = capture(store, spans, **options)
                 nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
             results.append({**summary(name, times), "task_nodes": len(nodes)})
-    print(json.dumps({"requests": args.requests, "python": platform.python_version(),
+    print(json.dumps({"requests": args.requests, "window": args.window, "python": platform.python_version(),
                       "load": os.getloadavg(), "results": results}, indent=1))
     return 0
 

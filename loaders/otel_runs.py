@@ -5,11 +5,18 @@ What it guarantees (README, "Recording your agent"):
 - **A conversation is one task, across traces and requests.** A run is keyed by its
   conversation (`gen_ai.conversation.id`, or the dialect's session id): the one its outermost
   `invoke_agent` span carries, else one any span of the trace carries, else `trace-<id>` for a
-  trace with an agent span. When a trace ends (its local root span arrives), the task is derived
-  again from *every* journaled span of the conversation, so a later trace extends the task and
-  never replaces it, whichever process served the earlier request.
+  trace with an agent span. When a trace ends (its local root span arrives), a later trace
+  extends the task and never replaces it, whichever process served the earlier request: its
+  spans are read on top of the conversation's reading kept here and only what they add is
+  written (loaders/otel_extend.py); without a usable reading (first trace here, another
+  process wrote the task since, a recovered or content-less trace, spans that change what is
+  stored), the task is derived again from *every* journaled span of the conversation.
 - **Sub-agents nest.** An `invoke_agent` span inside another one ends first; nothing is stored
-  until the trace's root ends, and every span of the trace joins the outer run's task.
+  until the trace's root ends, and every span of the trace joins the outer run's task. A
+  sub-agent in a trace of its own (its outermost `invoke_agent` span links to a span of
+  another trace) joins the run of that trace: kept until it ends (or found in the journal,
+  stored by another capture), else after `recover_after_s`, or at the end of the capture,
+  stored as its own task with a warning.
 - **Nothing is lost silently, and a crash loses at most one flush.** Each export's GenAI spans
   are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
   else; a trace left open by a crash is recovered once its spans are older than
@@ -32,9 +39,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from provrepair.loaders.agent_run import WARNINGS
 from provrepair.loaders.otel import (
     INFERENCE,
-    WARNINGS,
     RunReading,
     Span,
     otlp_spans,

@@ -129,6 +129,8 @@ def test_live_requests_equal_the_same_spans_ingested_at_once(
     # the first request stored whole, every later one extended the task
     assert (exporter.runs.rebuilds, exporter.runs.extensions) == (1, requests - 1)
     live = snapshot(falkordb_store)
+    task = falkordb_store.run("get_task", {"task_key": task_key(CONV)})[0]["props"]
+    assert "content_hash" not in task  # the whole case's hash changes with every request
     delete_task(falkordb_store, CONV)
     ingest_cases(falkordb_store, load_otlp([path]))
     whole = snapshot(falkordb_store)
