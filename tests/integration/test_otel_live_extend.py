@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,8 +24,13 @@ from opentelemetry.trace import Tracer
 
 from provrepair.loaders.otel import load_otlp
 from provrepair.loaders.otel_live import OtlpJsonFile, ProvrepairSpanExporter, memory_span
+from provrepair.loaders.otel_runs import LiveRuns
+from provrepair.loaders.otlp_json import attributes_json
+from provrepair.provenance.errors import StoreUnavailable
 from provrepair.provenance.ingest import delete_task, ingest_cases
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.lock import lock_holder, release
+from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from tests import otel_agent
 from tests.openai_double import ChatDouble, Reply
@@ -162,3 +168,130 @@ def test_requests_served_by_two_processes_in_turn_equal_one_reading(
     delete_task(falkordb_store, CONV)
     ingest_cases(falkordb_store, load_otlp([path]))
     assert live == snapshot(falkordb_store)
+
+
+def chat_trace(n: int, t0: int, messages: list[dict[str, Any]], answer: str
+               ) -> list[dict[str, Any]]:
+    """One request as OTLP/JSON: an `invoke_agent` root and one chat span (children end
+    first, as the SDK exports them)."""
+    trace, attrs = f"{n:032x}", {"gen_ai.conversation.id": CONV}
+
+    def one(sid: str, name: str, start: int, extra: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "traceId": trace, "spanId": f"{n:08x}{sid}", "name": name,
+            "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 1),
+            "status": {"code": 0}, "attributes": attributes_json(
+                {"gen_ai.operation.name": name.split()[0], **attrs, **extra})}
+        if sid != "00000000":
+            out["parentSpanId"], out["flags"] = f"{n:08x}00000000", 0x100
+        return out
+
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+    return [one("00000001", "chat", t0 + 1, {"gen_ai.input.messages": json.dumps(messages),
+                                             "gen_ai.output.messages": json.dumps(output)}),
+            one("00000000", "invoke_agent shopper", t0, {})]
+
+
+def text(role: str, content: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+def test_a_trace_that_changes_what_is_stored_is_read_again_whole(
+        falkordb_store: GraphStore, tmp_path: Path) -> None:
+    """The second request continues the first one's turn (no new user message): the stored
+    final answer becomes a claim, which adding cannot say, so that trace is read again with
+    the whole conversation; the third (a new turn) extends again. Equal to one reading."""
+    q1, a1, a2, q3 = text("user", "Q1?"), text("assistant", "A1."), "A2.", text("user", "Q3?")
+    traces = [chat_trace(1, 1000, [q1], "A1."),
+              chat_trace(2, 2000, [q1, a1, text("system", "think again")], a2),
+              chat_trace(3, 3000, [q1, a1, text("assistant", a2), q3], "A3.")]
+    runs = LiveRuns(falkordb_store)
+    for spans in traces:
+        for one in spans:
+            runs.add([one])
+    assert runs.errors == [] and (runs.rebuilds, runs.extensions) == (2, 1)
+    live = snapshot(falkordb_store)
+    finals = [json.loads(n)["content"] for n in live[1]
+              if json.loads(n).get("step_type") == "final_answer"]
+    assert sorted(finals) == ["A2.", "A3."]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]})
+                            + "\n" for s in traces))
+    delete_task(falkordb_store, CONV)
+    ingest_cases(falkordb_store, load_otlp([path]))
+    assert snapshot(falkordb_store) == live
+
+
+class FailingOnce:
+    """The real store, except that the first `query` statement fails as a dropped connection
+    does, and with `dies` every statement after it (the process is gone). Fault injection,
+    not a mock: every other statement runs on the real engine."""
+
+    def __init__(self, store: GraphStore, query: str, *, dies: bool = False):
+        self.store, self.query, self.dies, self.failed = store, query, dies, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def run(self, name: str, params: Any = None) -> Any:
+        if (name == self.query and not self.failed) or (self.failed and self.dies):
+            self.failed = True
+            raise StoreUnavailable("connection lost inside an extension")
+        return self.store.run(name, params)
+
+
+def three_requests() -> list[list[dict[str, Any]]]:
+    q1, q2, q3 = (text("user", f"Q{n}?") for n in (1, 2, 3))
+    return [chat_trace(1, 1000, [q1], "A1."),
+            chat_trace(2, 2000, [q1, text("assistant", "A1."), q2], "A2."),
+            chat_trace(3, 3000, [q1, text("assistant", "A1."), q2, text("assistant", "A2."),
+                                 q3], "A3.")]
+
+
+def test_an_extension_cut_off_half_way_is_stored_whole_at_the_next_export(
+        falkordb_store: GraphStore, tmp_path: Path) -> None:
+    """The second request's nodes are written, its edges are not (the connection drops): the
+    trace stays unassigned, the reading is dropped, and the retry reads the conversation again
+    whole: the task is exact, nothing lost or doubled."""
+    traces = three_requests()
+    runs = LiveRuns(FailingOnce(falkordb_store, "merge_edges"))  # type: ignore[arg-type]
+    runs.add(traces[0])
+    runs.add(traces[1])  # its edges cut off: retried at once (in the same export), whole
+    assert runs.errors == [] and runs.retry == {}
+    assert (runs.rebuilds, runs.extensions) == (2, 0)
+    runs.add(traces[2])  # the reading of that retry is kept: the third trace extends
+    assert (runs.rebuilds, runs.extensions) == (2, 1)
+    live = snapshot(falkordb_store)
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]})
+                            + "\n" for s in traces))
+    delete_task(falkordb_store, CONV)
+    ingest_cases(falkordb_store, load_otlp([path]))
+    assert snapshot(falkordb_store) == live
+
+
+def test_a_capture_killed_inside_an_extension_loses_nothing_exported(
+        falkordb_store: GraphStore) -> None:
+    """Killed half-way through writing the second request (its nodes, not its edges): the
+    next capture finds the task's capture token changed, and recovers the trace left
+    unassigned: every request of the conversation is in the task."""
+    now = [time.time_ns()]
+    traces = three_requests()
+    killed = LiveRuns(FailingOnce(falkordb_store, "merge_edges", dies=True),  # type: ignore[arg-type]
+                      clock=lambda: now[0])
+    killed.add(traces[0])
+    killed.add(traces[1])  # the process dies here: its retry fails too
+    assert killed.retry and killed.extensions == 0
+    assert len(read_case(falkordb_store, CONV).session) == 2  # the nodes it wrote, no more
+    # its task lock goes as a dead process's does (here the pid lives on: freed by hand)
+    holder = lock_holder(falkordb_store, CONV)
+    assert holder is not None and holder["purpose"] == "capture"
+    release(falkordb_store, CONV, str(holder["holder"]))
+    now[0] += 301 * 10**9
+    survivor = LiveRuns(falkordb_store, clock=lambda: now[0])  # recovers trace 2 at start
+    survivor.add(traces[2])
+    assert survivor.errors == [] and survivor.stored == [CONV]
+    case = read_case(falkordb_store, CONV)
+    assert [u.content for u in case.session] == ["Q1?", "Q2?", "Q3?"]
+    assert [s.content for s in case.trace if s.step_type == "final_answer"] == [
+        "A1.", "A2.", "A3."]
