@@ -94,9 +94,10 @@ def requests(count: int, window: int = 0) -> list[list[dict[str, Any]]]:
     return out
 
 
-def capture(store: Any, spans: list[list[dict[str, Any]]], **options: Any) -> list[float]:
+def capture(store: Any, spans: list[list[dict[str, Any]]], **options: Any
+            ) -> tuple[list[float], dict[str, int]]:
     """Seconds per request: one export per span (SimpleSpanProcessor), the root's flush
-    stores the trace."""
+    stores the trace; and how the traces were stored."""
     runs = LiveRuns(store, **options)
     times = []
     for request in spans:
@@ -105,7 +106,7 @@ def capture(store: Any, spans: list[list[dict[str, Any]]], **options: Any) -> li
             runs.add([one])
         times.append(time.perf_counter() - started)
     assert runs.errors == [] and runs.stored == [CONV], runs.errors
-    return times
+    return times, {"rebuilds": runs.rebuilds, "extensions": runs.extensions}
 
 
 def summary(name: str, times: list[float]) -> dict[str, Any]:
@@ -128,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, options in (("extend", {}), ("rebuild", {"max_readings": 0})):
             os.environ["PROVREPAIR_GRAPH"] = f"bench_{name}"
             with open_store(migrate=True, stop_started_server=True) as store:
-                times = capture(store, spans, **options)
+                times, how = capture(store, spans, **options)
                 nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
-            results.append({**summary(name, times), "task_nodes": len(nodes)})
+            results.append({**summary(name, times), **how, "task_nodes": len(nodes)})
     print(json.dumps({"requests": args.requests, "window": args.window, "python": platform.python_version(),
                       "load": os.getloadavg(), "results": results}, indent=1))
     return 0
