@@ -192,6 +192,17 @@ def chat_trace(n: int, t0: int, messages: list[dict[str, Any]], answer: str
             one("00000000", "invoke_agent shopper", t0, {})]
 
 
+def ingested_at_once(store: GraphStore, traces: list[list[dict[str, Any]]], tmp_path: Path
+                     ) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """The task the same spans give from a file, in one go (the live one deleted first)."""
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]})
+                            + "\n" for s in traces))
+    delete_task(store, CONV)
+    ingest_cases(store, load_otlp([path]))
+    return snapshot(store)
+
+
 def text(role: str, content: str) -> dict[str, Any]:
     return {"role": role, "parts": [{"type": "text", "content": content}]}
 
@@ -214,12 +225,7 @@ def test_a_trace_that_changes_what_is_stored_is_read_again_whole(
     finals = [json.loads(n)["content"] for n in live[1]
               if json.loads(n).get("step_type") == "final_answer"]
     assert sorted(finals) == ["A2.", "A3."]
-    path = tmp_path / "spans.jsonl"
-    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]})
-                            + "\n" for s in traces))
-    delete_task(falkordb_store, CONV)
-    ingest_cases(falkordb_store, load_otlp([path]))
-    assert snapshot(falkordb_store) == live
+    assert ingested_at_once(falkordb_store, traces, tmp_path) == live
 
 
 class FailingOnce:
@@ -262,12 +268,7 @@ def test_an_extension_cut_off_half_way_is_stored_whole_at_the_next_export(
     runs.add(traces[2])  # the reading of that retry is kept: the third trace extends
     assert (runs.rebuilds, runs.extensions) == (2, 1)
     live = snapshot(falkordb_store)
-    path = tmp_path / "spans.jsonl"
-    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]})
-                            + "\n" for s in traces))
-    delete_task(falkordb_store, CONV)
-    ingest_cases(falkordb_store, load_otlp([path]))
-    assert snapshot(falkordb_store) == live
+    assert ingested_at_once(falkordb_store, traces, tmp_path) == live
 
 
 def test_a_capture_killed_inside_an_extension_loses_nothing_exported(
