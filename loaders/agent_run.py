@@ -503,7 +503,6 @@ class RunBuilder:
         return step_id
 
 
-
 def mark_final_answers(trace: list[dict[str, Any]]) -> None:
     """The last model output of each user turn without a tool call is the turn's answer."""
     last: dict[int, dict[str, Any]] = {}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from provrepair.loaders.agent_run import WARNINGS, RunBuilder, renamed
+from provrepair.loaders.agent_run import WARNINGS, renamed
 from provrepair.loaders.otel import RunReading, Span
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
@@ -63,6 +63,7 @@ class CapturedRun:
     token: str     # the task's capture token when this reading was last stored
     names: dict[str, str] = field(default_factory=dict)  # placeholder → version id
     taken: set[str] = field(default_factory=set)         # every id named so far
+    versions: set[str] = field(default_factory=set)      # the version ids named so far
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
     steps: int = 0
@@ -78,8 +79,9 @@ class CapturedRun:
         run = cls(key, reading, token)
         builder = reading.builder
         run.names = builder.version_names()
-        run.taken = builder.taken_ids() | set(run.names.values())
-        run._take(builder, builder.session, list(builder.memories), builder.trace)
+        run.versions = set(run.names.values())
+        run.taken = builder.taken_ids() | run.versions
+        run._take(builder.session, list(builder.memories), builder.trace)
         builder.touched.clear()
         return run
 
@@ -97,7 +99,7 @@ class CapturedRun:
         steps = builder.trace[self.steps:]
         real = [u["input_id"] for u in inputs] + [s["step_id"] for s in steps] + [
             m for m in memories if m not in builder.unnamed]
-        if set(real) & set(self.names.values()):
+        if not self.versions.isdisjoint(real):
             return None
         changed = [m for m in builder.touched if self.positions.get(m, self.memories)
                    < self.memories]
@@ -109,9 +111,10 @@ class CapturedRun:
         self.taken.update(real)
         for placeholder, agent_id in islice(builder.unnamed.items(), len(self.names), None):
             self.names[placeholder] = version_id(agent_id, self.taken)
+            self.versions.add(self.names[placeholder])
         earlier = [builder.trace[self.steps - 1]] if continued else []
         stored_steps = self.steps
-        self._take(builder, inputs, memories, steps)
+        self._take(inputs, memories, steps)
         return self._extension(inputs, memories + changed, earlier + steps,
                                memories, sorted(initiate),
                                first_step=stored_steps - len(earlier))
@@ -122,24 +125,21 @@ class CapturedRun:
                ) -> set[int] | None:
         """The turns whose INITIATE edges the new records make (first step or inputs new);
         None when a stored first step or final answer would change."""
-        first, finals = dict(self.first), dict(self.finals)
+        first: dict[int, FirstStep] = {}  # what the new steps make, over what is stored
         turns: set[int] = {u["turn"] for u in inputs}
         for position, step in enumerate(steps, self.steps):
             turn, key = step["turn"], (step["timestamp"], position, step["step_id"])
-            known = first.get(turn)
+            known = first.get(turn) or self.first.get(turn)
             if known is None or key < known:
                 if known is not None and known[1] < self.steps:
                     return None
                 first[turn] = key
                 turns.add(turn)
-            if step["step_type"] == "claim":
-                if finals.get(turn, self.steps) < self.steps:
-                    return None
-                finals[turn] = position
-        self.first, self.finals = first, finals
+            if step["step_type"] == "claim" and self.finals.get(turn, self.steps) < self.steps:
+                return None
         return turns
 
-    def _take(self, builder: RunBuilder, inputs: list[dict[str, Any]], memories: list[str],
+    def _take(self, inputs: list[dict[str, Any]], memories: list[str],
               steps: list[dict[str, Any]]) -> None:
         """Count the records as stored and remember what later extensions look up."""
         for u in inputs:
