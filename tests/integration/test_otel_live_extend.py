@@ -208,24 +208,24 @@ def text(role: str, content: str) -> dict[str, Any]:
 
 
 def test_a_trace_that_changes_what_is_stored_is_read_again_whole(
-        falkordb_store: GraphStore, tmp_path: Path) -> None:
-    """The second request continues the first one's turn (no new user message): the stored
+        store: GraphStore, tmp_path: Path) -> None:
+    """Both engines. The second request continues the first one's turn (no new user message): the stored
     final answer becomes a claim, which adding cannot say, so that trace is read again with
     the whole conversation; the third (a new turn) extends again. Equal to one reading."""
     q1, a1, a2, q3 = text("user", "Q1?"), text("assistant", "A1."), "A2.", text("user", "Q3?")
     traces = [chat_trace(1, 1000, [q1], "A1."),
               chat_trace(2, 2000, [q1, a1, text("system", "think again")], a2),
               chat_trace(3, 3000, [q1, a1, text("assistant", a2), q3], "A3.")]
-    runs = LiveRuns(falkordb_store)
+    runs = LiveRuns(store)
     for spans in traces:
         for one in spans:
             runs.add([one])
     assert runs.errors == [] and (runs.rebuilds, runs.extensions) == (2, 1)
-    live = snapshot(falkordb_store)
+    live = snapshot(store)
     finals = [json.loads(n)["content"] for n in live[1]
               if json.loads(n).get("step_type") == "final_answer"]
     assert sorted(finals) == ["A2.", "A3."]
-    assert ingested_at_once(falkordb_store, traces, tmp_path) == live
+    assert ingested_at_once(store, traces, tmp_path) == live
 
 
 class FailingOnce:
