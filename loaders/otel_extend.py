@@ -165,6 +165,7 @@ class CapturedRun:
         builder = self.reading.builder
         nodes: list[dict[str, Any]] = []
         edges: list[Edge] = []
+        new = set(new_memories)
         start = self.inputs - len(inputs)
         for position, raw in enumerate(inputs, start):
             data = UserInput.model_validate(raw).model_dump(mode="json")
@@ -176,7 +177,7 @@ class CapturedRun:
             record = MemoryRecord.model_validate(raw)
             nodes.append(memory_row_json(self.key, record.model_dump(mode="json"),
                                          self.positions[placeholder]))
-            if placeholder in new_memories:
+            if placeholder in new:
                 edges.extend(memory_edges(record))
         for position, raw in enumerate(steps, first_step):
             named = renamed(raw, self.names)
