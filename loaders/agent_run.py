@@ -164,6 +164,7 @@ class RunBuilder:
     _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
     _made: list[str] = field(default_factory=list)  # record versions, in creation order
     unnamed: dict[str, str] = field(default_factory=dict)  # placeholder → record id (versions)
+    touched: set[str] = field(default_factory=set)  # records whose status changed (live capture)
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
@@ -178,19 +179,30 @@ class RunBuilder:
             self._mutation(event)
 
     def case(self, diagnosed_faults: list[str]) -> Case:
-        """The run as a validated case; faults may name a record id (its current version)."""
-        self._mark_final_answers()
-        faults = [self.current(f) if f in self.versions else f for f in diagnosed_faults]
+        """The run as a validated case; faults may name a record id (its current version).
+        The builder is left as it was: more events may follow (live capture extends a run,
+        loaders/otel_extend.py), and the case of the longer run is read the same way."""
+        trace = [dict(step) for step in self.trace]
+        mark_final_answers(trace)
+        return parse_case(self._named_versions({
+            "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
+            "session": self.session, "memory_store": [dict(m) for m in self.memories.values()],
+            "trace": trace, "diagnosed_faults": self.faults(diagnosed_faults),
+            "world": self.world()}))
+
+    def faults(self, diagnosed_faults: list[str]) -> list[str]:
+        """Faults as the case names them: a record id means its current version."""
+        return [self.current(f) if f in self.versions else f for f in diagnosed_faults]
+
+    def world(self) -> dict[str, Any]:
+        """The case's `world`: where each item came from, and what the reading missed."""
         world: dict[str, Any] = {SOURCES: self.sources}
         if self.uncaptured:
             world[WARNINGS] = [
                 f"{len(self.uncaptured)} model output(s) without recorded input messages "
                 f"(first: {self.uncaptured[0]}): each depends on everything earlier in the "
                 "conversation"]
-        return parse_case(self._named_versions({
-            "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
-            "session": self.session, "memory_store": list(self.memories.values()),
-            "trace": self.trace, "diagnosed_faults": faults, "world": world}))
+        return world
 
     def current(self, record_id: str) -> str:
         return self.versions[record_id][-1]
@@ -431,17 +443,26 @@ class RunBuilder:
         versions.append(version)
         return version
 
+    def taken_ids(self) -> set[str]:
+        """Every id of the run that is not a version placeholder: inputs, steps, the agent's
+        record ids."""
+        return {*(u["input_id"] for u in self.session), *(s["step_id"] for s in self.trace),
+                *(m for m in self.memories if m not in self.unnamed)}
+
+    def version_names(self) -> dict[str, str]:
+        """Placeholder → version id, allocated against every id of the run, in the order
+        the versions were made."""
+        taken = self.taken_ids()
+        return {p: version_id(agent, taken) for p, agent in self.unnamed.items()}
+
     def _named_versions(self, case: dict[str, Any]) -> dict[str, Any]:
-        """Placeholders → version ids allocated against every id of the run (inputs, steps,
-        the agent's record ids), in the order the versions were made; each version keeps its
-        agent id in `record_id`."""
-        taken = {*(u["input_id"] for u in self.session), *(s["step_id"] for s in self.trace),
-                 *(m for m in self.memories if m not in self.unnamed)}
-        names = {p: version_id(agent, taken) for p, agent in self.unnamed.items()}
+        """Placeholders → version ids (`version_names`); each version keeps its agent id in
+        `record_id`."""
+        names = self.version_names()
         for record in case["memory_store"]:
             if record["memory_id"] in self.unnamed:
                 record["record_id"] = self.unnamed[record["memory_id"]]
-        named: dict[str, Any] = _renamed(case, names)
+        named: dict[str, Any] = renamed(case, names)
         return named
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
@@ -455,6 +476,7 @@ class RunBuilder:
     def _set_status(self, memory_id: str, status: str, by: str | None) -> None:
         record = self.memories[memory_id]
         if record["status"] != status:
+            self.touched.add(memory_id)
             record["status"] = status
             record["last_modified_by"] = by if by is not None else record["last_modified_by"]
 
@@ -480,29 +502,30 @@ class RunBuilder:
             self.by_source.setdefault(source, step_id)
         return step_id
 
-    def _mark_final_answers(self) -> None:
-        """The last model output of each user turn without a tool call is the turn's answer."""
-        last: dict[int, dict[str, Any]] = {}
-        for step in self.trace:
-            if step["step_type"] == "claim":
-                last[step["turn"]] = step
-        for step in last.values():
-            step["step_type"] = "final_answer"
+
+def mark_final_answers(trace: list[dict[str, Any]]) -> None:
+    """The last model output of each user turn without a tool call is the turn's answer."""
+    last: dict[int, dict[str, Any]] = {}
+    for step in trace:
+        if step["step_type"] == "claim":
+            last[step["turn"]] = step
+    for step in last.values():
+        step["step_type"] = "final_answer"
 
 
 _PLACEHOLDER = re.compile("\x00v[0-9]+\x00")
 
 
-def _renamed(value: Any, names: dict[str, str]) -> Any:
+def renamed(value: Any, names: dict[str, str]) -> Any:
     """`value` with every version placeholder replaced by its id (in ids and in the texts that
     name them, such as a memory read's "Retrieved: …")."""
     if isinstance(value, str):
         return _PLACEHOLDER.sub(lambda m: names.get(m.group(0), m.group(0)), value) \
             if "\x00" in value else value
     if isinstance(value, list):
-        return [_renamed(v, names) for v in value]
+        return [renamed(v, names) for v in value]
     if isinstance(value, dict):  # keys too: `world` maps ids to their sources
-        return {_renamed(k, names): _renamed(v, names) for k, v in value.items()}
+        return {renamed(k, names): renamed(v, names) for k, v in value.items()}
     return value
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.agent_run import (
+    WARNINGS,
     Context,
     Event,
     MemorySearch,
@@ -63,6 +64,7 @@ class Span:
     error: bool = False
     parent_id: str | None = None
     links: tuple[str, ...] = ()  # span ids this span links to
+    link_traces: tuple[str, ...] = ()  # the trace id of each link ("" when not given)
     error_text: str = ""         # the status description or exception message of a failure
 
     @property
@@ -105,6 +107,8 @@ def _span(raw: dict[str, Any], where: str) -> Span:
                     error=status.get("code") in (ERROR, "STATUS_CODE_ERROR"),
                     parent_id=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
                     links=tuple(str(link["spanId"]) for link in raw.get("links") or []),
+                    link_traces=tuple(str(link.get("traceId") or "")
+                                      for link in raw.get("links") or []),
                     error_text=str(status.get("message") or _exception(raw)))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"{where}: span {_field(raw, 'spanId')} of trace "
@@ -125,45 +129,125 @@ def _exception(raw: dict[str, Any]) -> str:
 
 
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
-    runs = group_runs([span for span in spans if span.operation is not None])
+    warnings: dict[str, list[str]] = {}
+    runs = group_runs([span for span in spans if span.operation is not None], warnings)
     if not runs:
         raise InputError("no GenAI spans (gen_ai.operation.name) in the input: no agent run")
-    return [run_case(key, sorted(run, key=lambda s: (s.start_ns, s.span_id)))
+    return [with_warnings(run_case(key, sorted(run, key=lambda s: (s.start_ns, s.span_id))),
+                          warnings.get(key, []))
             for key, run in runs.items()]
 
 
-def group_runs(spans: list[Span]) -> dict[str, list[Span]]:
+def group_runs(spans: list[Span], warnings: dict[str, list[str]] | None = None
+               ) -> dict[str, list[Span]]:
     """Spans → agent runs. A span's run is its `gen_ai.conversation.id`, else the one another
     span of its trace carries (instrumentations such as openai-v2 do not set it on their
-    inference spans, the agent's own spans do), else its trace."""
+    inference spans, the agent's own spans do), else its trace.
+
+    A sub-agent in a trace of its own (its `invoke_agent` span links to a span of another
+    trace: the parent's call) joins the run of the span it links to, every span of its trace,
+    as a sub-agent within one trace does in live capture. When that span is not in the input,
+    the sub-agent's trace is a run of its own, and `warnings` (run → texts) says so."""
     trace_conversation: dict[str, str] = {}
     for span in spans:
         if span.conversation:
             trace_conversation.setdefault(span.trace_id, span.conversation)
+
+    def own(span: Span) -> str:
+        return (span.conversation or trace_conversation.get(span.trace_id)
+                or f"trace-{span.trace_id}")
+
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    parents = {trace: link for trace, link in
+               ((s.trace_id, sub_agent_link(s)) for s in spans) if link is not None}
+
+    def joined(trace: str, seen: frozenset[str] = frozenset()) -> str | None:
+        """The run a sub-agent trace joins: its parent's span's (the parent may be one too)."""
+        parent = by_id.get(parents[trace])
+        if parent is None or parent.trace_id in seen:
+            return None
+        if parent.trace_id in parents:
+            return joined(parent.trace_id, seen | {trace}) or own(parent)
+        return own(parent)
+
+    trace_run: dict[str, str | None] = {t: joined(t) for t in parents}
     runs: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
-        key = (span.conversation or trace_conversation.get(span.trace_id)
-               or f"trace-{span.trace_id}")
+        key = trace_run.get(span.trace_id) or own(span)
         runs[key].append(span)
+    for trace, run in trace_run.items():
+        if run is None and warnings is not None:
+            link_trace, link_span = parents[trace]
+            for key in {own(s) for s in spans if s.trace_id == trace}:
+                warnings.setdefault(key, []).append(
+                    f"sub-agent trace {trace} links to span {link_span} of trace {link_trace}, "
+                    "which is not in the input: its run is a task of its own")
     return runs
 
 
+def sub_agent_link(span: Span) -> tuple[str, str] | None:
+    """(trace id, span id) an `invoke_agent` span links to in another trace: the call of the
+    parent agent whose sub-agent runs in a trace of its own; None for any other span."""
+    if span.operation != "invoke_agent":
+        return None
+    for trace, linked in zip(span.link_traces, span.links, strict=False):
+        if trace and trace != span.trace_id:
+            return trace, linked
+    return None
+
+
+def with_warnings(case: Case, warnings: list[str]) -> Case:
+    """The case with these warnings added to those its reading gave (world key
+    `provrepair.warnings`, as the loaders write theirs): kept with the task and its hash."""
+    existing = list(case.world.get(WARNINGS, []))
+    merged = existing + [w for w in warnings if w not in existing]
+    if not merged:
+        return case
+    return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
+
+
 def run_case(task_id: str, spans: list[Span]) -> Case:
-    attrs = {k: v for span in spans for k, v in span.attributes.items()}
-    builder = RunBuilder(task_id, str(attrs.get("provrepair.domain") or "agent"))
-    reader = SpanReader(task_id)
-    for span in spans:
-        try:
-            for event in reader.events(span):
-                builder.add(event)
-        except CaseError as exc:  # name the span (and trace) the event came from
-            raise CaseError(exc.task_id or task_id, exc.field, exc.offending_id,
-                            f"{exc.problem} (span {span.span_id} of trace "
-                            f"{span.trace_id})") from exc
-    faults = attrs.get("provrepair.diagnosed_faults") or []
-    # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
-    return builder.case([str(f) for f in (faults if isinstance(faults, (list, tuple))
-                                          else [faults])])
+    return RunReading(task_id).read(spans).case()
+
+
+@dataclass
+class RunReading:
+    """One run's spans read so far, in order: the reader, the builder, and the run-wide
+    attributes (the last span carrying one wins). More spans may follow (live capture)."""
+
+    task_id: str
+    reader: SpanReader = field(init=False)
+    builder: RunBuilder = field(init=False)
+    domain: Any = None
+    faults: Any = None
+    last: tuple[int, str] = (-1, "")  # the (start, span id) of the last span read
+
+    def __post_init__(self) -> None:
+        self.reader = SpanReader(self.task_id)
+        self.builder = RunBuilder(self.task_id)
+
+    def read(self, spans: list[Span]) -> RunReading:
+        for span in spans:
+            self.last = (span.start_ns, span.span_id)
+            self.domain = span.attributes.get("provrepair.domain", self.domain)
+            self.faults = span.attributes.get("provrepair.diagnosed_faults", self.faults)
+            try:
+                for event in self.reader.events(span):
+                    self.builder.add(event)
+            except CaseError as exc:  # name the span (and trace) the event came from
+                raise CaseError(exc.task_id or self.task_id, exc.field, exc.offending_id,
+                                f"{exc.problem} (span {span.span_id} of trace "
+                                f"{span.trace_id})") from exc
+        self.builder.domain = str(self.domain or "agent")
+        return self
+
+    def fault_ids(self) -> list[str]:
+        faults = self.faults or []
+        # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
+        return [str(f) for f in (faults if isinstance(faults, (list, tuple)) else [faults])]
+
+    def case(self) -> Case:
+        return self.builder.case(self.fault_ids())
 
 
 @dataclass

@@ -55,6 +55,7 @@ def span_of(span: ReadableSpan) -> Span:
                 error=span.status.status_code == StatusCode.ERROR,
                 parent_id=format(span.parent.span_id, "016x") if span.parent else None,
                 links=tuple(format(link.context.span_id, "016x") for link in span.links),
+                link_traces=tuple(format(link.context.trace_id, "032x") for link in span.links),
                 error_text=span.status.description or "")
 
 

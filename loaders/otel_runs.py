@@ -5,11 +5,18 @@ What it guarantees (README, "Recording your agent"):
 - **A conversation is one task, across traces and requests.** A run is keyed by its
   conversation (`gen_ai.conversation.id`, or the dialect's session id): the one its outermost
   `invoke_agent` span carries, else one any span of the trace carries, else `trace-<id>` for a
-  trace with an agent span. When a trace ends (its local root span arrives), the task is derived
-  again from *every* journaled span of the conversation, so a later trace extends the task and
-  never replaces it, whichever process served the earlier request.
+  trace with an agent span. When a trace ends (its local root span arrives), a later trace
+  extends the task and never replaces it, whichever process served the earlier request: its
+  spans are read on top of the conversation's reading kept here and only what they add is
+  written (loaders/otel_extend.py); without a usable reading (first trace here, another
+  process wrote the task since, a recovered or content-less trace, spans that change what is
+  stored), the task is derived again from *every* journaled span of the conversation.
 - **Sub-agents nest.** An `invoke_agent` span inside another one ends first; nothing is stored
-  until the trace's root ends, and every span of the trace joins the outer run's task.
+  until the trace's root ends, and every span of the trace joins the outer run's task. A
+  sub-agent in a trace of its own (its outermost `invoke_agent` span links to a span of
+  another trace) joins the run of that trace: kept until it ends (or found in the journal,
+  stored by another capture), else after `recover_after_s`, or at the end of the capture,
+  stored as its own task with a warning.
 - **Nothing is lost silently, and a crash loses at most one flush.** Each export's GenAI spans
   are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
   else; a trace left open by a crash is recovered once its spans are older than
@@ -29,26 +36,37 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from provrepair.loaders.otel import INFERENCE, Span, otlp_spans, run_case
+from provrepair.loaders.agent_run import WARNINGS
+from provrepair.loaders.otel import (
+    INFERENCE,
+    RunReading,
+    Span,
+    otlp_spans,
+    run_case,
+    sub_agent_link,
+    with_warnings,
+)
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
+from provrepair.loaders.otel_extend import CapturedRun
 from provrepair.loaders.otlp_json import document
 from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
+from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
 
 log = logging.getLogger("provrepair.capture")
 
 DEFAULT_MAX_UNCLAIMED_SPANS = 2_000
 DEFAULT_RECOVER_AFTER_S = 300.0
+DEFAULT_MAX_READINGS = 64  # conversations whose reading is kept between their traces
 MAX_DONE_TRACES = 10_000
 REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
-WARNINGS = "provrepair.warnings"  # the world key where a case says what its reading missed
 
 
 @dataclass
@@ -59,9 +77,14 @@ class OpenTrace:
     agent: bool = False
     agent_conversation: str | None = None  # of the last-ended (outermost) invoke_agent
     conversation: str | None = None        # the first any span carried
+    parent: tuple[str, str] | None = None  # (trace, span) the outermost invoke_agent links to
+    waiting_since: int = 0                 # when it began waiting for that parent's trace
 
-    def note(self, attributes: dict[str, Any]) -> None:
+    def note(self, attributes: dict[str, Any], span: Span) -> None:
         self.spans += 1
+        if attributes.get("gen_ai.operation.name") == "invoke_agent":
+            # a sub-agent in a trace of its own: the last-ended (outermost) link wins
+            self.parent = sub_agent_link(replace(span, attributes=attributes)) or self.parent
         conversation = attributes.get("gen_ai.conversation.id")
         conversation = str(conversation) if conversation else None
         if attributes.get("gen_ai.operation.name") == "invoke_agent":
@@ -82,6 +105,7 @@ class LiveRuns:
 
     def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
                  recover_after_s: float = DEFAULT_RECOVER_AFTER_S,
+                 max_readings: int = DEFAULT_MAX_READINGS,
                  clock: Callable[[], int] = time.time_ns):
         self.store, self.clock = store, clock
         self.max_unclaimed_spans = max_unclaimed_spans
@@ -90,7 +114,11 @@ class LiveRuns:
         self.stored: list[str] = []
         self.errors: list[str] = []
         self.dropped_spans = 0
-        self.retry: dict[str, tuple[str, bool]] = {}  # trace → (run, recovered): store again
+        self.retry: dict[str, tuple[str, bool, str | None]] = {}  # trace → how to store again
+        self.children: dict[str, OpenTrace] = {}  # sub-agent traces waiting for their parent
+        self.readings: dict[str, CapturedRun] = {}  # run → its reading, the latest last
+        self.max_readings = max_readings
+        self.extensions = self.rebuilds = 0  # how traces were stored (bench/, tests)
         self.recover_after_ns = int(recover_after_s * 1e9)
         self.recovered_at = 0
         self._recover()
@@ -106,7 +134,7 @@ class LiveRuns:
         for raw, span in zip(spans, parsed, strict=True):
             attributes = genai_attributes(span.attributes)
             if attributes.get("gen_ai.operation.name") is not None:
-                self.open.setdefault(span.trace_id, OpenTrace()).note(attributes)
+                self.open.setdefault(span.trace_id, OpenTrace()).note(attributes, span)
                 rows.append({"span_key": f"{span.trace_id}/{span.span_id}", "props": {
                     "trace_id": span.trace_id, "start_ns": span.start_ns, "written_ns": now,
                     "span_json": json.dumps(raw, ensure_ascii=False)}})
@@ -117,6 +145,7 @@ class LiveRuns:
         for trace_id in ended:
             self._resolve(trace_id)
         self._bound()
+        self._expire_children(now)
         self._retry()
         if now - self.recovered_at >= self.recover_after_ns:
             self._recover()  # a process that crashed since this one started
@@ -125,6 +154,7 @@ class LiveRuns:
         """End of capture (shutdown, end of input): every open trace is resolved."""
         for trace_id in list(self.open):
             self._resolve(trace_id)
+        self._expire_children(None)
         self._retry()
 
     # -- traces → runs ------------------------------------------------------------------------
@@ -133,20 +163,53 @@ class LiveRuns:
         trace = self.open.pop(trace_id, None)
         if trace is None:
             return  # a root without GenAI spans (an HTTP server span…), or resolved already
-        key = trace.run_key(trace_id) or self.done.get(trace_id)
+        if trace.parent is not None:  # a sub-agent's trace: it joins its parent's run
+            key = self.done.get(trace.parent[0]) or self._stored_run(trace.parent[0])
+            if key is None:  # the parent's trace has not ended (here or elsewhere): wait
+                trace.waiting_since = self.clock()
+                self.children[trace_id] = trace
+                return
+        else:
+            key = trace.run_key(trace_id) or self.done.get(trace_id)
         if key is None:
             self._drop(trace_id, trace.spans, "its root span ended outside any agent run")
             return
+        self._store_trace(key, trace_id, recovered, None)
+
+    def _store_trace(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
+        """The trace joins run `key`, and so do sub-agent traces that waited for it."""
         self.done[trace_id] = key
         while len(self.done) > MAX_DONE_TRACES:
             del self.done[next(iter(self.done))]
-        self._try_store(key, trace_id, recovered)
+        self._try_store(key, trace_id, recovered, note)
+        for child, trace in list(self.children.items()):
+            if trace.parent is not None and trace.parent[0] == trace_id:
+                del self.children[child]
+                self._store_trace(key, child, False, None)
 
-    def _try_store(self, key: str, trace_id: str, recovered: bool) -> None:
+    def _stored_run(self, trace_id: str) -> str | None:
+        """The run a trace another capture stored joined (its journal says), if any."""
+        rows = self.store.run("get_capture_trace_run", {"trace_id": trace_id})
+        return str(rows[0]["task_id"]) if rows else None
+
+    def _expire_children(self, now: int | None) -> None:
+        """Sub-agent traces whose parent's trace did not arrive within `recover_after_s`
+        (all of them when `now` is None: the capture ends): each stored as its own run, with
+        a warning on the task."""
+        for child, trace in list(self.children.items()):
+            if now is not None and now - trace.waiting_since < self.recover_after_ns:
+                continue
+            del self.children[child]
+            assert trace.parent is not None
+            note = (f"sub-agent trace {child} links to span {trace.parent[1]} of trace "
+                    f"{trace.parent[0]}, which did not arrive: its run is a task of its own")
+            self._store_trace(trace.run_key(child) or f"trace-{child}", child, False, note)
+
+    def _try_store(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
         try:
-            self._store_run(key, trace_id, recovered)
+            self._store_run(key, trace_id, recovered, note)
         except (TaskConflict, StoreUnavailable) as exc:  # a repair holds the task; the store
-            self.retry[trace_id] = (key, recovered)     # is away: stored again next flush
+            self.retry[trace_id] = (key, recovered, note)  # is away: stored again next flush
             log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
                         "export", trace_id, key, type(exc).__name__, exc)
         except UserError as exc:
@@ -156,28 +219,80 @@ class LiveRuns:
 
     def _retry(self) -> None:
         waiting, self.retry = self.retry, {}
-        for trace_id, (key, recovered) in waiting.items():
-            self._try_store(key, trace_id, recovered)
+        for trace_id, (key, recovered, note) in waiting.items():
+            self._try_store(key, trace_id, recovered, note)
 
-    def _store_run(self, key: str, trace_id: str, recovered: bool) -> None:
+    def _store_run(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
+        """The trace's spans added to its run's task: extended in the trace's cost when this
+        capture holds the run's reading and nothing else wrote the task since, else read
+        again from the whole journal of the run (loaders/otel_extend.py)."""
         tkey = task_key(key)
-        rows = self.store.run("list_capture_run", {"task_key": tkey, "trace_id": trace_id})
-        case, warnings = run_from_journal(key, [r["span_json"] for r in rows],
-                                          recovered=[bool(r["recovered"]) for r in rows])
-        if recovered:
-            warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
-                            "(its root span never arrived): the run may be cut short")
-        case = with_warnings(case, warnings)
-        ingest_case(self.store, case, replace=True)
+        run = self.readings.pop(key, None)
+        if run is None or recovered or note or not self._extend(run, trace_id):
+            run = self._rebuild(key, tkey, trace_id, recovered, note)
         # assigned only once stored: a crash before this leaves the trace recoverable
         self.store.run("assign_capture_trace", {"trace_id": trace_id, "task_key": tkey,
                                                 "recovered": recovered})
-        self.store.run("set_task_warnings", {"task_key": tkey,
-                                             "warnings": case.world.get(WARNINGS, [])})
-        for warning in warnings:
-            log.warning("task %s: %s", key, warning)
+        if run is not None:  # kept for the run's next trace (the least recently used goes)
+            self.readings[key] = run
+            while len(self.readings) > self.max_readings:
+                del self.readings[next(iter(self.readings))]
         if key not in self.stored:
             self.stored.append(key)
+
+    def _rebuild(self, key: str, tkey: str, trace_id: str, recovered: bool, note: str | None
+                 ) -> CapturedRun | None:
+        """The run read again from every journaled span of it, the task replaced; its
+        reading returned for the next trace unless warnings make it partial."""
+        rows = self.store.run("list_capture_run", {"task_key": tkey, "trace_id": trace_id})
+        case, warnings, reading = run_from_journal(
+            key, [r["span_json"] for r in rows], recovered=[bool(r["recovered"]) for r in rows])
+        if recovered:
+            warnings.append(f"trace {trace_id} was recovered after an interrupted capture "
+                            "(its root span never arrived): the run may be cut short")
+        if note:
+            warnings.append(note)
+        case = with_warnings(case, warnings)
+        ingest_case(self.store, case, replace=True)
+        token = new_owner_id("capture")
+        self.store.run("set_task_warnings", {"task_key": tkey,
+                                             "warnings": case.world.get(WARNINGS, [])})
+        self.store.run("merge_task", {"task_key": tkey, "props": {"capture_token": token}})
+        self.rebuilds += 1
+        for warning in warnings:
+            log.warning("task %s: %s", key, warning)
+        return CapturedRun.stored(tkey, reading, token) if reading and not warnings else None
+
+    def _extend(self, run: CapturedRun, trace_id: str) -> bool:
+        """The trace added to the stored task (loaders/otel_extend.py), under the task lock;
+        False when it must be read again whole: another capture wrote the task since (its
+        capture token differs), the trace lacks message content, or its spans change what
+        is stored beyond adding to it."""
+        with task_lock(self.store, run.reading.task_id, new_owner_id("capture"), "capture"):
+            stored = self.store.run("get_task", {"task_key": run.key})
+            if not stored or stored[0]["props"].get("capture_token") != run.token:
+                return False
+            rows = self.store.run("list_capture_trace", {"trace_id": trace_id})
+            spans = journal_spans(run.reading.task_id, [r["span_json"] for r in rows])
+            if any(r["recovered"] for r in rows) or blind_spans(spans):
+                return False
+            try:
+                extension = run.extend(spans)
+            except CaseError:  # said by the full reading, naming span and trace
+                return False
+            if extension is None:
+                return False
+            # the token first: a crash part-way leaves a task no cached reading matches
+            run.token = new_owner_id("capture")
+            self.store.run("merge_task", {"task_key": run.key,
+                                          "props": {"capture_token": run.token}})
+            for batch in batched(extension.nodes):
+                self.store.run("merge_nodes", {"rows": batch})
+            for batch in batched(extension.edges):
+                self.store.run("merge_edges", {"rows": batch})
+            self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
+        self.extensions += 1
+        return True
 
     def _bound(self) -> None:
         unclaimed = [(t, o.spans) for t, o in self.open.items() if o.run_key(t) is None]
@@ -204,24 +319,14 @@ class LiveRuns:
         rows = [row for row in self.store.run(
                     "list_unassigned_capture",
                     {"written_before": self.recovered_at - self.recover_after_ns})
-                if row["trace_id"] not in self.open]
+                if row["trace_id"] not in self.open and row["trace_id"] not in self.children]
         for row in rows:
             raw = json.loads(row["span_json"])
             (span,) = otlp_spans(document([raw]), "capture journal")
             self.open.setdefault(row["trace_id"], OpenTrace()).note(
-                genai_attributes(span.attributes))
+                genai_attributes(span.attributes), span)
         for trace_id in {row["trace_id"]: None for row in rows}:
             self._resolve(trace_id, recovered=True)
-
-
-def with_warnings(case: Case, warnings: list[str]) -> Case:
-    """The case with the capture's warnings added to those its reading gave (world key
-    `provrepair.warnings`, as the loaders write theirs): kept with the task and its hash."""
-    existing = list(case.world.get(WARNINGS, []))
-    merged = existing + [w for w in warnings if w not in existing]
-    if not merged:
-        return case
-    return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
 
 
 def _is_local_root(raw: dict[str, Any]) -> bool:
@@ -231,17 +336,28 @@ def _is_local_root(raw: dict[str, Any]) -> bool:
     return not raw.get("parentSpanId") or remote
 
 
-def run_from_journal(key: str, span_json: Iterable[str], *,
-                     recovered: Sequence[bool] = ()) -> tuple[Case, list[str]]:
-    """Journaled OTLP/JSON spans of one run → its case and the warnings for its task. Every span
-    joins the run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+def journal_spans(key: str, span_json: Iterable[str]) -> list[Span]:
+    """Journaled OTLP/JSON spans (any dialect) → spans in reading order."""
     doc = normalize_document(document([json.loads(s) for s in span_json]))
-    spans = sorted(otlp_spans(doc, f"capture journal of {key}"),
-                   key=lambda s: (s.start_ns, s.span_id))
+    return sorted(otlp_spans(doc, f"capture journal of {key}"),
+                  key=lambda s: (s.start_ns, s.span_id))
+
+
+def blind_spans(spans: list[Span]) -> list[Span]:
+    """Inference spans recorded without message content."""
+    return [s for s in spans if s.operation in INFERENCE
+            and not any(s.attributes.get(k) for k in CONTENT)]
+
+
+def run_from_journal(key: str, span_json: Iterable[str], *, recovered: Sequence[bool] = ()
+                     ) -> tuple[Case, list[str], RunReading | None]:
+    """Journaled OTLP/JSON spans of one run → its case, the warnings for its task, and the
+    reading that gave the case (None when spans had to be left out). Every span joins the
+    run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+    spans = journal_spans(key, span_json)
     warnings = ([f"{sum(recovered)} span(s) recovered after an interrupted capture"]
                 if any(recovered) else [])
-    blind = [s for s in spans if s.operation in INFERENCE
-             and not any(s.attributes.get(k) for k in CONTENT)]
+    blind = blind_spans(spans)
     if blind:
         inference = sum(1 for s in spans if s.operation in INFERENCE)
         warnings.append(
@@ -250,7 +366,8 @@ def run_from_journal(key: str, span_json: Iterable[str], *,
             "model's text, tool calls or claims; turn content capture on "
             "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
     try:
-        return run_case(key, spans), warnings
+        reading = RunReading(key).read(spans)
+        return reading.case(), warnings, reading
     except CaseError:
         if not blind:
             raise
@@ -262,7 +379,7 @@ def run_from_journal(key: str, span_json: Iterable[str], *,
     warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
                     f"out (e.g. span {orphans[0].span_id})" if orphans else
                     "the run could not be read in full")
-    return run_case(key, [s for s in spans if s not in orphans]), warnings
+    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
 
 
 def _captured_call_ids(spans: list[Span]) -> set[str]:

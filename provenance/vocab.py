@@ -149,7 +149,7 @@ LOCK_PROPERTIES = ("holder", "holder_pid", "holder_host", "holder_at", "purpose"
 
 # The live capture's journal (:CaptureSpan, cypher/capture/*.cypher; loaders/otel_runs.py).
 CAPTURE_PROPERTIES = ("span_key", "trace_id", "start_ns", "written_ns", "span_json", "recovered",
-                      "warnings")
+                      "warnings", "capture_token")
 
 # Property keys the queries may use (fed to the linter so typos are caught).
 PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES,

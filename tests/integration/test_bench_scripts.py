@@ -45,6 +45,8 @@ TINY: dict[str, tuple[list[str], str]] = {
                   rf"per-round new/old ratios: \[{NUMBER}\] median {NUMBER}"),
     "ingest_vault": (["--base", "HEAD", "--tasks", "2", "--window", "1"],
                      rf"new: first 1 tasks {NUMBER} ms/task"),
+    "live_conversation": (["--requests", "3"],
+                          r'"mode": "extend",[^}]*"rebuilds": 1,\s*"extensions": 2'),
     "otel": (["--spans", "100"], r"explicit evidence +affected \d+, quarantined \d+"),
     "plan": (["--sizes", "1000", "--regions", "10", "--reps", "1", "--explosion-width", "2",
               "--explosion-depth", "3"],
