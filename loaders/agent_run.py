@@ -144,6 +144,8 @@ class _Anchor:
 class RunBuilder:
     task_id: str
     domain: str = "agent"
+    memory_namespace: str | None = None  # the agent memory the run shares (case format)
+    notes: list[str] = field(default_factory=list)  # warnings of the loader, for the case
     session: list[dict[str, Any]] = field(default_factory=list)
     memories: dict[str, dict[str, Any]] = field(default_factory=dict)  # version id → record
     versions: dict[str, list[str]] = field(default_factory=dict)       # record id → versions
@@ -182,15 +184,19 @@ class RunBuilder:
         self._mark_final_answers()
         faults = [self.current(f) if f in self.versions else f for f in diagnosed_faults]
         world: dict[str, Any] = {SOURCES: self.sources}
+        if self.notes:
+            world[WARNINGS] = list(self.notes)
         if self.uncaptured:
-            world[WARNINGS] = [
+            world[WARNINGS] = [*world.get(WARNINGS, []),
                 f"{len(self.uncaptured)} model output(s) without recorded input messages "
                 f"(first: {self.uncaptured[0]}): each depends on everything earlier in the "
                 "conversation"]
         return parse_case(self._named_versions({
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
             "session": self.session, "memory_store": list(self.memories.values()),
-            "trace": self.trace, "diagnosed_faults": faults, "world": world}))
+            "trace": self.trace, "diagnosed_faults": faults, "world": world,
+            **({"memory_namespace": self.memory_namespace}
+               if self.memory_namespace is not None else {})}))
 
     def current(self, record_id: str) -> str:
         return self.versions[record_id][-1]

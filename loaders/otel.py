@@ -17,7 +17,8 @@ content capture on; a JSON string or structured, both encodings the conventions 
 `gen_ai.memory.record.id`, `gen_ai.memory.records` (list of `{id, content, metadata}`;
 `metadata.supersedes`, `metadata.derived_from`), `gen_ai.memory.query.text`, span parent and
 links (what a memory write stores), status and its message. Ours: `provrepair.evidence_ids`
-(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`. What each step
+(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`,
+`provrepair.memory_namespace` (else `gen_ai.memory.store.id`: the case's memory namespace). What each step
 depends on is its context window (loaders/agent_run.py).
 """
 
@@ -50,6 +51,8 @@ MEMORY_WRITES = {"create_memory": "create", "update_memory": "update",
 IGNORED = {"invoke_agent", "create_agent", "embeddings", "retrieval", "create_memory_store",
            "delete_memory_store"}
 ERROR = 2  # STATUS_CODE_ERROR
+# where a run names its memory namespace, most explicit first (memory_namespace below)
+NAMESPACE_ATTRIBUTES = ("provrepair.memory_namespace", "gen_ai.memory.store.id")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ def group_runs(spans: list[Span]) -> dict[str, list[Span]]:
 def run_case(task_id: str, spans: list[Span]) -> Case:
     attrs = {k: v for span in spans for k, v in span.attributes.items()}
     builder = RunBuilder(task_id, str(attrs.get("provrepair.domain") or "agent"))
+    builder.memory_namespace, others = memory_namespace(spans)
+    if others:
+        builder.notes.append(f"spans name more than one memory namespace; the task's is the "
+                             f"first, {builder.memory_namespace!r} (also: {', '.join(others)})")
     reader = SpanReader(task_id)
     for span in spans:
         try:
@@ -164,6 +171,19 @@ def run_case(task_id: str, spans: list[Span]) -> Case:
     # the SDK hands sequence attributes over as tuples, OTLP/JSON as lists
     return builder.case([str(f) for f in (faults if isinstance(faults, (list, tuple))
                                           else [faults])])
+
+
+def memory_namespace(spans: list[Span]) -> tuple[str | None, list[str]]:
+    """The agent memory the run used (the case's `memory_namespace`): the first span's
+    `provrepair.memory_namespace`, else its `gen_ai.memory.store.id` (the GenAI conventions'
+    "collection, namespace, or vector index" a memory operation targets); and any other
+    values the run's spans name (kept as a warning: one task has one namespace)."""
+    for key in NAMESPACE_ATTRIBUTES:
+        values = list(dict.fromkeys(str(v) for s in spans
+                                    if (v := s.attributes.get(key)) not in (None, "")))
+        if values:
+            return values[0], values[1:]
+    return None, []
 
 
 @dataclass

@@ -155,6 +155,19 @@ class Case(_Data):
     tools: list[ToolSpec] = Field(default_factory=list)
     world: dict[str, Any] = Field(default_factory=dict)
     evaluation: Evaluation | None = None
+    memory_namespace: StrictStr | None = Field(
+        default=None, min_length=1,
+        description="ext: the agent memory this task read and wrote (a LangGraph store "
+        "namespace, a mem0 user, a memory store id), shared by every conversation that names "
+        "it; absent means the task is its own scope (`plan --scope namespace`)")
+
+    @model_serializer(mode="wrap")
+    def _absent_namespace(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Absent stays absent: a case without a namespace dumps (and hashes) as it always did.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("memory_namespace") is None:
+            data.pop("memory_namespace", None)
+        return data
 
 
 def case_json_schema() -> dict[str, Any]:
