@@ -47,7 +47,7 @@ from pydantic import (
 from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.state.runs import COMMITTED_REPAIR
+from provrepair.provenance.state.runs import changes_memory
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.echo import REASON
@@ -127,7 +127,7 @@ class MemoryPatch(BaseModel):
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:
     """The net change of every committed repair of the task (or of the named run only)."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
-    runs = [r for r in list_runs(store, task_id) if r["status"] in COMMITTED_REPAIR]
+    runs = [r for r in list_runs(store, task_id) if changes_memory(r["status"])]
     if run_id is not None:
         runs = [r for r in runs if r["run_id"] == run_id]
         if not runs:
