@@ -24,6 +24,7 @@ from provrepair.repair.runs import latest_repair, list_runs
 from provrepair.repair.scope_sweep import quarantine_namespace_copies
 from tests.conftest import Cli
 from tests.helpers import example_raw, retask
+from tests.integration.test_recorder import case_without_evaluation, events_in_time_order
 
 TRAVEL = Path(__file__).resolve().parents[1] / "cases" / "replay" / "paper_travel_wrong_user.json"
 NAMESPACE = "user-42"
@@ -109,6 +110,10 @@ def test_cli_scope_namespace_plan_repair_patch_and_apply(engine_cli: Cli, tmp_pa
     cli = engine_cli
     for path in conv_files(tmp_path):
         assert cli("ingest", path).returncode == 0
+    listed = {t["task_id"]: t["memory_namespace"]
+              for t in json.loads(cli("tasks", "--json").stdout)}
+    assert listed == {"conv_a": NAMESPACE, "conv_b": NAMESPACE, "conv_c": "user-7",
+                      "conv_solo": None}
     plain = json.loads(cli("plan", "--task", "conv_a", "--no-record", "--json").stdout)
     assert plain["scope"] == "task" and plain["namespace_copies"] == []
     planned = cli("plan", "--task", "conv_a", "--no-record", "--scope", "namespace", "--json")
@@ -175,3 +180,17 @@ def test_scope_namespace_on_a_task_without_one_is_refused(cli: Cli, tmp_path: Pa
                                      "namespace"), refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert json.loads(cli("history", "--task", "conv_solo", "--json").stdout) == []
+
+
+def test_a_recorded_stream_names_its_namespace_in_its_task_event(cli: Cli) -> None:
+    case = case_without_evaluation()
+    events = events_in_time_order(case)
+    events[0]["memory_namespace"] = NAMESPACE
+    events.append({"kind": "end", "task_id": case.task_id})
+    stream = "".join(json.dumps(e) + "\n" for e in events).encode()
+    done = cli("ingest", "--follow", "-", input=stream)
+    assert done.returncode == 0, done.stderr
+    listed = {t["task_id"]: t["memory_namespace"]
+              for t in json.loads(cli("tasks", "--json").stdout)}
+    assert listed == {case.task_id: NAMESPACE}
+    assert "namespace=user-42" in cli("tasks").stdout
