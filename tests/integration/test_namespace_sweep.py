@@ -135,9 +135,12 @@ def test_cli_scope_namespace_plan_repair_patch_and_apply(engine_cli: Cli, tmp_pa
                            "--quarantine-copies", "--json").stdout)
     assert again["status"] == "already_repaired" and again["namespace_quarantined"] == []
 
-    memory = {r["memory_id"]: r["status"]
+    memory = {r["memory_id"]: r
               for r in json.loads(cli("memory", "--task", "conv_b", "--all", "--json").stdout)}
-    assert memory["m_e000"] == "quarantined" and memory["m_e001"] == "active"
+    assert memory["m_e000"]["status"] == "quarantined" and memory["m_e001"]["status"] == "active"
+    assert memory["m_e000"]["changed_by"] == run_id
+    assert memory["m_e000"]["why"].startswith(f"suspected copy of m_f000 of task conv_a (repair "
+                                              f"run {run_id})")
     untouched = json.loads(cli("memory", "--task", "conv_c", "--all", "--json").stdout)
     assert all(r["status"] == "active" and r["changed_by"] is None for r in untouched)
     history = json.loads(cli("history", "--task", "conv_b", "--json").stdout)
