@@ -22,6 +22,7 @@ import json
 from itertools import groupby
 from typing import Any
 
+from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.state.memory import visible_now
@@ -41,8 +42,19 @@ def quarantine_namespace_copies(store: GraphStore, plan: RepairPlan,
     done: list[NamespaceCopy] = []
     ordered = sorted(plan.namespace_copies, key=lambda c: c.task_id)
     for other, copies in groupby(ordered, key=lambda c: c.task_id):
-        done += _sweep(store, plan, other, list(copies), run_id)
+        try:
+            done += _sweep(store, plan, other, list(copies), run_id)
+        except TaskConflict as exc:  # another writer holds that task: say what is done
+            swept = f" (quarantined so far: {_names(done)})" if done else ""
+            raise TaskConflict(
+                f"the sweep of namespace {plan.memory_namespace!r} after run {run_id} of task "
+                f"{plan.task_id!r} stopped at task {other!r}{swept}: {exc}; run the same "
+                "command again to finish it") from exc
     return done
+
+
+def _names(copies: list[NamespaceCopy]) -> str:
+    return ", ".join(f"{c.task_id}/{c.memory_id}" for c in copies)
 
 
 def sweep_plan(plan: RepairPlan, other: str, copies: list[NamespaceCopy],

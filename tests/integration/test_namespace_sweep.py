@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.lock import acquire, release
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.repair.current import current_memories
@@ -74,6 +76,11 @@ def test_the_namespace_sweep_finds_and_quarantines_the_copy_in_its_own_task(
     assert scoped.namespace_copies == [NamespaceCopy(**ECHO)]  # not conv_c's: user-7
     before_c = statuses(store, "conv_c")
 
+    acquire(store, "conv_b", "record-other", "record")  # another writer holds conv_b
+    with pytest.raises(TaskConflict, match="stopped at task 'conv_b'.*run the same command"):
+        quarantine_namespace_copies(store, scoped, "run-x")
+    assert statuses(store, "conv_b")["m_e000"] == "active" and list_runs(store, "conv_b") == []
+    release(store, "conv_b", "record-other")
     done = quarantine_namespace_copies(store, scoped, "run-x")
     assert done == [NamespaceCopy(**ECHO)]
     after_b = statuses(store, "conv_b")
