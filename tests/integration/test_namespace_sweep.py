@@ -77,7 +77,7 @@ def test_the_namespace_sweep_finds_and_quarantines_the_copy_in_its_own_task(
     before_c = statuses(store, "conv_c")
 
     acquire(store, "conv_b", "record-other", "record")  # another writer holds conv_b
-    with pytest.raises(TaskConflict, match="stopped at task 'conv_b'.*run the same command"):
+    with pytest.raises(TaskConflict, match=r"stopped at task 'conv_b'.*run the same command"):
         quarantine_namespace_copies(store, scoped, "run-x")
     assert statuses(store, "conv_b")["m_e000"] == "active" and list_runs(store, "conv_b") == []
     release(store, "conv_b", "record-other")
