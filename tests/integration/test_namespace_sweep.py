@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import provrepair
 from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.lock import acquire, release
@@ -73,6 +74,7 @@ def test_the_namespace_sweep_finds_and_quarantines_the_copy_in_its_own_task(
     assert with_scope(store, plan, "task").namespace_copies == []
     scoped = with_scope(store, plan, "namespace")
     assert (scoped.scope, scoped.memory_namespace) == ("namespace", NAMESPACE)
+    assert provrepair.plan(store, "conv_a", scope="namespace") == scoped  # the public API
     assert scoped.namespace_copies == [NamespaceCopy(**ECHO)]  # not conv_c's: user-7
     before_c = statuses(store, "conv_c")
 
