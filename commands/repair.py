@@ -75,8 +75,10 @@ def _print_plan(the_plan: Any, run_id: str | None) -> None:
         click.echo(f"  scope: memory namespace {the_plan.memory_namespace!r}, "
                    f"{len(the_plan.namespace_copies)} suspected copies in its other tasks")
     for c in the_plan.namespace_copies:
-        click.echo(f"  suspected copy in task {c.task_id}: {c.memory_id} asserts {c.fault_id}'s "
-                   "value (repair --scope namespace --quarantine-copies quarantines it there)")
+        what = ("is the fault's own record of the shared memory (deleted there" if c.same_record
+                else f"asserts {c.fault_id}'s value (quarantined there")
+        click.echo(f"  suspected copy in task {c.task_id}: {c.memory_id} {what} by repair "
+                   "--scope namespace --quarantine-copies)")
 
 
 def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
@@ -205,7 +207,8 @@ def _print_report(report: Any) -> None:
                    f"{len(copies)} suspected copies in other tasks, "
                    f"{len(report.namespace_quarantined)} quarantined now")
         for c in copies:
-            state = "quarantined" if (c["task_id"], c["memory_id"]) in done else "reported"
+            state = "reported" if (c["task_id"], c["memory_id"]) not in done \
+                else "deleted" if c.get("same_record") else "quarantined"
             click.echo(f"    {c['task_id']}: {c['memory_id']} echoes {c['fault_id']} ({state})")
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")

@@ -51,6 +51,7 @@ from provrepair.provenance.state.runs import changes_memory
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.echo import REASON
+from provrepair.repair.plan.scope import SAME_RECORD_REASON
 from provrepair.repair.runs import list_runs
 
 PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
@@ -222,8 +223,10 @@ def _operation(agent_id: str, versions: list[_Node], copies: dict[str, str]) -> 
                    else "affected by a fault, without independent support")
             return QuarantineOp(op="quarantine", memory_id=agent_id,
                                 expected_content=was.content, reason=why)
-        why = "a diagnosed fault" if was.after == MemoryStatus.DELETED \
-            else "replaced by the replay"
+        shared = copies.get(was.props["id"])  # a sweep's: the fault of another task
+        why = ("replaced by the replay" if was.after != MemoryStatus.DELETED
+               else "a diagnosed fault" if shared is None
+               else SAME_RECORD_REASON.format(fault=shared))
         return DeleteOp(op="delete", memory_id=agent_id, expected_content=was.content,
                         reason=why)
     # neither active before nor after: a hidden record (superseded, quarantined) now removed

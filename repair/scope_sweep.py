@@ -1,7 +1,9 @@
 """Quarantining a namespace's suspected copies in their own tasks (`repair --scope namespace
 --quarantine-copies`; the copies are found by repair/plan/scope.py).
 
-Each other task holding copies gets a `:RepairRun` of its own with the repair's run id (its
+A copy is quarantined; the fault's own record of the shared memory, as another task recorded
+it (`same_record`, repair/plan/scope.py), is deleted, as the repair deletes the fault. Each
+other task holding copies gets a `:RepairRun` of its own with the repair's run id (its
 run key is that task's key + the id, so the two never collide, and every quarantined record's
 audit fields name the repair run that found it), method `echo_sweep`, status `swept`
 (provenance/state/runs.py): written `writing`, then committed in ONE statement with the
@@ -59,11 +61,12 @@ def _names(copies: list[NamespaceCopy]) -> str:
 
 def sweep_plan(plan: RepairPlan, other: str, copies: list[NamespaceCopy],
                run_id: str) -> RepairPlan:
-    """The run recorded in task `other`: it quarantines `copies`, each naming the fault (and
-    task, and repair run) whose value it carries; nothing else."""
+    """The run recorded in task `other`: it quarantines `copies` (deletes those that are the
+    fault's own record), each naming the fault, its task and the repair run; nothing else."""
     return RepairPlan(
-        task_id=other, delete_memory_ids=[],
-        quarantine_memory_ids=[c.memory_id for c in copies], invalidate_claim_ids=[],
+        task_id=other, delete_memory_ids=[c.memory_id for c in copies if c.same_record],
+        quarantine_memory_ids=[c.memory_id for c in copies if not c.same_record],
+        invalidate_claim_ids=[],
         replay_step_ids=[], preserve_step_ids=[], suspicious_step_ids=[], seeds={},
         affected_ids=[], supported_ids=[], answer_relevant_ids=[],
         suspected_copies={c.memory_id: f"{c.fault_id} of task {plan.task_id} (repair run "
@@ -90,8 +93,9 @@ def _sweep(store: GraphStore, plan: RepairPlan, other: str, copies: list[Namespa
             "quarantined": [c.memory_id for c in live]}
         record_plan_run(store, sweep_plan(plan, other, live, run_id), method=METHOD,
                         status=None, run_id=run_id, extra=summary)
-        rows = [{"uid": node_uid(key, c.memory_id), "status": MemoryStatus.QUARANTINED.value,
-                 "audit": True} for c in live]
+        rows = [{"uid": node_uid(key, c.memory_id), "audit": True,
+                 "status": (MemoryStatus.DELETED if c.same_record
+                            else MemoryStatus.QUARANTINED).value} for c in live]
         store.run("commit_repair_run", {
             "run_key": run_key(other, run_id), "run_id": run_id, "rows": rows,
             "props": {**commit_props(RunStatus.SWEPT), "summary_json": json.dumps(summary)},

@@ -17,6 +17,9 @@ class NamespaceCopy(BaseModel):
     task_id: str = Field(description="the task (conversation) whose record it is")
     memory_id: str
     fault_id: str = Field(description="the diagnosed fault of the planned task it echoes")
+    same_record: bool = Field(
+        default=False, description="it has the fault's agent id: the fault's own record of "
+        "the shared memory as that task recorded it (deleted there, not quarantined)")
 
 
 class RepairPlan(BaseModel):

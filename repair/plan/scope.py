@@ -10,6 +10,11 @@ active records of every other task of the namespace (visible now: provenance/sta
 `namespace_copies`, each naming its task. Reported only: `repair --quarantine-copies`
 quarantines them, in their own tasks (repair/scope_sweep.py).
 
+A record of another task with the fault's own agent id (docs/case-format.md, "Agent ids") is
+no copy: in a shared memory it is the fault itself, as that conversation recorded it (it read
+it, or wrote it first). It is listed too (`same_record`), and the sweep deletes it there as the
+repair deletes the fault, so both tasks' patches agree on the one record of the agent's store.
+
 Scope `task` (the default) is the task alone, as before. A task that declares no namespace is
 its own scope, and asking for its namespace is an error naming it (NoNamespace).
 """
@@ -24,6 +29,9 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.model import NamespaceCopy, RepairPlan, Scope
 
 SCOPES: tuple[Scope, ...] = ("task", "namespace")
+# why a sweep removed a record of another task: {fault} names the fault, its task and run
+SAME_RECORD_REASON = ("the diagnosed fault {fault} itself: the same record of the shared "
+                      "memory, deleted by that repair")
 
 
 def task_namespace(store: GraphStore, task_id: str) -> str:
@@ -51,7 +59,8 @@ def namespace_copies(store: GraphStore, task_id: str, faults: list[str],
         ident = (str(row["task_id"]), str(row["id"]))
         if ident not in copies and visible_now(row):
             copies[ident] = NamespaceCopy(task_id=ident[0], memory_id=ident[1],
-                                          fault_id=str(row["fault_id"]))
+                                          fault_id=str(row["fault_id"]),
+                                          same_record=bool(row["same_record"]))
     return list(copies.values())
 
 

@@ -18,6 +18,8 @@ from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.lock import acquire, release
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
+from provrepair.repair.appliers import apply_patch
+from provrepair.repair.appliers.jsonl import JsonlMemory
 from provrepair.repair.current import current_memories
 from provrepair.repair.patch import memory_patch
 from provrepair.repair.plan import compute_plan
@@ -31,7 +33,7 @@ from tests.integration.test_recorder import case_without_evaluation, events_in_t
 
 TRAVEL = Path(__file__).resolve().parents[1] / "cases" / "replay" / "paper_travel_wrong_user.json"
 NAMESPACE = "user-42"
-ECHO = {"task_id": "conv_b", "memory_id": "m_e000", "fault_id": "m_f000"}
+ECHO = {"task_id": "conv_b", "memory_id": "m_e000", "fault_id": "m_f000", "same_record": False}
 
 
 def conversation_a() -> dict[str, Any]:
@@ -54,6 +56,13 @@ def conversation(task_id: str, namespace: str | None) -> dict[str, Any]:
     other = {**echo, "memory_id": "m_e001", "fact_key": "other_key"}
     raw["memory_store"] = [*raw["memory_store"], echo, other]
     return {**raw, "memory_namespace": namespace} if namespace else raw
+
+
+def jsonl_store(path: Path, records: list[dict[str, Any]]) -> Path:
+    """The agent's memory as a JSONL file holding `records`, all active."""
+    path.write_text("".join(json.dumps({"id": m["memory_id"], "content": m["content"],
+                                        "status": "active"}) + "\n" for m in records))
+    return path
 
 
 def ingest_all(store: GraphStore) -> None:
@@ -131,7 +140,7 @@ def test_cli_scope_namespace_plan_repair_patch_and_apply(engine_cli: Cli, tmp_pa
     assert (scoped["scope"], scoped["memory_namespace"]) == ("namespace", NAMESPACE)
     assert scoped["namespace_copies"] == [ECHO]
     text = cli("plan", "--task", "conv_a", "--no-record", "--scope", "namespace").stdout
-    assert "suspected copy in task conv_b: m_e000 asserts m_f000's value" in text
+    assert "suspected copy in task conv_b: m_e000 asserts m_f000's value (quarantined" in text
 
     done = cli("repair", "--task", "conv_a", "--scope", "namespace", "--quarantine-copies",
                "--json")
@@ -161,10 +170,8 @@ def test_cli_scope_namespace_plan_repair_patch_and_apply(engine_cli: Cli, tmp_pa
     [op] = patch["operations"]
     assert (op["op"], op["memory_id"]) == ("quarantine", "m_e000")
     assert f"m_f000 of task conv_a (repair run {run_id})" in op["reason"]
-    store_file = tmp_path / "conv_b.jsonl"
-    records = conversation("conv_b", NAMESPACE)["memory_store"]
-    store_file.write_text("".join(json.dumps({"id": m["memory_id"], "content": m["content"],
-                                              "status": "active"}) + "\n" for m in records))
+    store_file = jsonl_store(tmp_path / "conv_b.jsonl",
+                             conversation("conv_b", NAMESPACE)["memory_store"])
     applied = cli("apply", "--task", "conv_b", "--to", f"jsonl:{store_file}", "--json")
     assert applied.returncode == 0, applied.stderr
     assert json.loads(applied.stdout)["applied"] == ["quarantine m_e000"]
@@ -206,3 +213,42 @@ def test_a_recorded_stream_names_its_namespace_in_its_task_event(cli: Cli) -> No
               for t in json.loads(cli("tasks", "--json").stdout)}
     assert listed == {case.task_id: NAMESPACE}
     assert "namespace=user-42" in cli("tasks").stdout
+
+
+def test_the_faults_own_record_seen_by_another_conversation_is_deleted_there(
+        store: GraphStore, tmp_path: Path) -> None:
+    """In a shared memory, conv_b recorded m_f000 itself (it read the record conv_a's repair
+    deletes): not a copy but the same record (its agent id), deleted in conv_b too, so the
+    two tasks' patches agree on the agent's store in either order."""
+    fault = next(m for m in conversation_a()["memory_store"] if m["memory_id"] == "m_f000")
+    shared = {**fault, "task_id": "conv_b", "derived_from": [], "sufficient_from": [],
+              "last_modified_by": None, "supersedes": None}
+    shared.pop("fault_type", None)
+    raw_b = conversation("conv_b", NAMESPACE)
+    raw_b["memory_store"].append(shared)
+    for raw in (conversation_a(), raw_b):
+        ingest_case(store, parse_case(raw))
+    scoped = provrepair.plan(store, "conv_a", scope="namespace")
+    assert scoped.namespace_copies == [
+        NamespaceCopy(**ECHO), NamespaceCopy(**{**ECHO, "memory_id": "m_f000",
+                                                "same_record": True})]
+    quarantine_namespace_copies(store, scoped, "run-y")
+    assert {k: v for k, v in statuses(store, "conv_b").items() if k in ("m_e000", "m_f000")} \
+        == {"m_e000": "quarantined", "m_f000": "deleted"}
+    why = {r["memory_id"]: r["why"] for r in current_memories(store, "conv_b")}
+    assert why["m_f000"].startswith("the diagnosed fault m_f000 of task conv_a (repair run "
+                                    "run-y) itself")
+    patch = memory_patch(store, "conv_b")
+    assert [(o.op, o.memory_id) for o in patch.operations] == [("delete", "m_f000"),
+                                                               ("quarantine", "m_e000")]
+    assert "same record of the shared memory" in patch.operations[0].reason
+    # the agent's store before conv_a's patch (m_f000 there) and after it (m_f000 gone)
+    for name, records in (("before", raw_b["memory_store"]),
+                          ("after", [m for m in raw_b["memory_store"] if m is not shared])):
+        memory = JsonlMemory(jsonl_store(tmp_path / f"{name}.jsonl", records))
+        try:
+            result = apply_patch(patch, memory)
+        finally:
+            memory.close()
+        assert result.applied == (["delete m_f000", "quarantine m_e000"] if name == "before"
+                                  else ["quarantine m_e000"]), name
