@@ -27,6 +27,7 @@ from provrepair.repair.plan.model import NamespaceCopy
 from provrepair.repair.plan.scope import with_scope
 from provrepair.repair.runs import latest_repair, list_runs
 from provrepair.repair.scope_sweep import quarantine_namespace_copies
+from provrepair.view.graph import view_data
 from tests.conftest import Cli
 from tests.helpers import example_raw, retask
 from tests.integration.test_recorder import case_without_evaluation, events_in_time_order
@@ -105,6 +106,10 @@ def test_the_namespace_sweep_finds_and_quarantines_the_copy_in_its_own_task(
     assert [(r["run_id"], r["status"], r["method"]) for r in runs] == [
         ("run-x", "swept", "echo_sweep")]
     assert latest_repair(store, "conv_b") is None
+    page = view_data(store, "conv_b")  # the view shows the sweep as conv_b's latest run
+    assert (page["run"]["status"], page["run"]["repaired"]) == ("swept", False)
+    node = next(n for n in page["nodes"] if n["id"] == "m_e000")
+    assert (node["status_before"], node["status_after"]) == ("active", "quarantined")
     patch = memory_patch(store, "conv_b")
     assert [(o.op, o.memory_id) for o in patch.operations] == [("quarantine", "m_e000")]
     reason = patch.operations[0].reason
