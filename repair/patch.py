@@ -14,9 +14,10 @@ is one `put` of that id, from the content the store holds (`expected_content`) t
 
 Scope: by default the net change from the state the task was recorded in to the state it is
 in now, over every committed run of the stored version (a repair, its `--resume` runs, its
-continuations): one apply at the end is always right. With a run id: that run's change only
-(from the graph's audit fields, which keep the last run that changed each record: a record a
-later run changed again reads as that later run left it).
+continuations, and the sweeps other tasks' repairs made in it over a shared memory namespace,
+repair/scope_sweep.py): one apply at the end is always right. With a run id: that run's
+change only (from the graph's audit fields, which keep the last run that changed each record:
+a record a later run changed again reads as that later run left it).
 
 Order (defined, so appliers need no judgement): every `delete`, then `quarantine`, `restore`,
 `put`, `add`, each group in memory-id order; removals first, so an `add` that replaces a

@@ -85,9 +85,10 @@ class RepairReport:
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
     reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
     continues: str | None = None  # the partial run whose resolved steps this run reuses
-    # `--scope namespace --quarantine-copies`: copies quarantined in the namespace's other
-    # tasks by this call ({task_id, memory_id, fault_id}; repair/scope_sweep.py)
-    namespace_quarantined: list[dict[str, str]] = field(default_factory=list)
+    # `--scope namespace --quarantine-copies`: what this call removed in the namespace's other
+    # tasks ({task_id, memory_id, fault_id, same_record}: quarantined, or deleted when
+    # same_record; repair/scope_sweep.py)
+    namespace_quarantined: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

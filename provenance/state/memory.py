@@ -60,6 +60,7 @@ def memory_params() -> dict[str, str]:
     a query never spells it; `visible_now` decides the rest on what it returns."""
     return {"active": MemoryStatus.ACTIVE.value}
 
+
 VERSION_SEPARATOR = "~"
 
 
