@@ -7,6 +7,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Scope = Literal["task", "namespace"]
+# The echo sweep's fields (beyond the paper, repair/plan/echo.py and scope.py): not the rules
+# of §1-4, so the reference planner (benchmark/reference.py) leaves them out of comparisons.
+ECHO_SWEEP_FIELDS = frozenset({"suspected_copies", "scope", "memory_namespace",
+                               "namespace_copies"})
 
 
 class NamespaceCopy(BaseModel):
