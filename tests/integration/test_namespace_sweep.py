@@ -147,6 +147,11 @@ def test_cli_scope_namespace_plan_repair_patch_and_apply(engine_cli: Cli, tmp_pa
     text = cli("plan", "--task", "conv_a", "--no-record", "--scope", "namespace").stdout
     assert "suspected copy in task conv_b: m_e000 asserts m_f000's value (quarantined" in text
 
+    dry = json.loads(cli("repair", "--task", "conv_a", "--scope", "namespace",
+                         "--quarantine-copies", "--dry-run", "--json").stdout)
+    assert dry["status"] == "dry_run" and dry["plan"]["namespace_copies"] == [ECHO]
+    assert dry["namespace_quarantined"] == []  # a dry run sweeps nothing
+    assert json.loads(cli("history", "--task", "conv_b", "--json").stdout) == []
     done = cli("repair", "--task", "conv_a", "--scope", "namespace", "--quarantine-copies",
                "--json")
     assert done.returncode == 0, done.stderr
