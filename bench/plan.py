@@ -83,6 +83,7 @@ from provrepair.provenance.validate import validate_case
 from provrepair.provenance.vocab import STEP_LABEL, SUFFICIENCY_EDGES, EdgeLabel, StepType
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.graph import GraphView
+from provrepair.repair.plan.model import ECHO_SWEEP_FIELDS
 
 GRAPH = "bench_plan"
 DEPTH = 10
@@ -91,7 +92,7 @@ NAIVE_TIMEOUT_MS = 10_000
 ORDERED = {"replay_step_ids", "seeds"}
 # what the echo sweep reports after planning (repair/plan/echo.py), beyond the method the
 # in-memory reference implements; tests/integration/test_planner_property.py skips it too
-NOT_COMPARED = {"task_id", "suspected_copies"}
+NOT_COMPARED = {"task_id", *ECHO_SWEEP_FIELDS}
 E_PROP_TYPES = "|".join(sorted(label.value for label in E_PROP))
 NAIVE_QUERY = (f"MATCH (s:Node {{uid: $u}})-[:{E_PROP_TYPES}*1..{{k}}]->(w:Node) "
                "RETURN count(DISTINCT w) AS reached")

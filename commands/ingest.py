@@ -213,7 +213,9 @@ def tasks(as_json: bool) -> None:
             state += f"  [{r['pending_nodes']} nodes of an unfinished repair: `delete --prune`]"
         click.echo(f"{r['task_id']}  {r['domain']}  inputs={r['user_inputs']} "
                    f"memories={r['memories']} steps={r['steps']} "
-                   f"repair_nodes={r['repair_nodes']}{state}")
+                   f"repair_nodes={r['repair_nodes']}"
+                   + (f" namespace={r['memory_namespace']}" if r.get("memory_namespace") else "")
+                   + state)
         for warning in r.get("warnings") or []:  # what the capture could not read
             click.echo(f"  warning: {warning}")
 

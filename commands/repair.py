@@ -12,6 +12,11 @@ from provrepair.commands.output import emit_json, id_list, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.state.runs import ReportStatus
 
+SCOPE_OPTION = click.option(
+    "--scope", type=click.Choice(["task", "namespace"]), default="task", show_default=True,
+    help="Where the echo sweep looks for suspected copies: the task, or also every other "
+         "task of its memory namespace (the case's memory_namespace).")
+
 
 @click.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
@@ -19,9 +24,10 @@ from provrepair.provenance.state.runs import ReportStatus
 @click.option("--explain", "explain_id", metavar="ID",
               help="Explain why one node got its disposition instead of printing the plan.")
 @click.option("--no-record", is_flag=True, help="Do not write the plan to the graph as a run.")
+@SCOPE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
 def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
-         as_json: bool) -> None:
+         scope: str, as_json: bool) -> None:
     """Compute the rollback plan of a task (docs/method.md §1-4).
 
     Seeds, contaminated region, independent support, answer relevance and the replay set are
@@ -30,11 +36,15 @@ def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bo
     """
     from provrepair.repair.plan import compute_plan
     from provrepair.repair.plan.explain import explain
+    from provrepair.repair.plan.scope import task_namespace, with_scope
     from provrepair.repair.runs import record_plan_run
 
     fault_ids = id_list(faults)
     with store() as st:
+        if scope == "namespace":
+            task_namespace(st, task_id)  # NoNamespace before planning
         the_plan, trace = compute_plan(st, task_id, fault_ids)
+        the_plan = with_scope(st, the_plan, "namespace" if scope == "namespace" else "task")
         if explain_id is not None:
             _print_explanation(explain(the_plan, trace, explain_id), as_json)
             return
@@ -61,6 +71,14 @@ def _print_plan(the_plan: Any, run_id: str | None) -> None:
     for copy, fault in the_plan.suspected_copies.items():
         click.echo(f"  suspected copy: {copy} asserts {fault}'s value, no recorded edge reaches "
                    "it (repair --quarantine-copies quarantines it)")
+    if the_plan.scope == "namespace":
+        click.echo(f"  scope: memory namespace {the_plan.memory_namespace!r}, "
+                   f"{len(the_plan.namespace_copies)} suspected copies in its other tasks")
+    for c in the_plan.namespace_copies:
+        what = ("is the fault's own record of the shared memory (deleted there" if c.same_record
+                else f"asserts {c.fault_id}'s value (quarantined there")
+        click.echo(f"  suspected copy in task {c.task_id}: {c.memory_id} {what} by repair "
+                   "--scope namespace --quarantine-copies)")
 
 
 def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
@@ -106,13 +124,16 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
                    "e.g. with --reasoner openai or --tools, as one more run.")
 @click.option("--quarantine-copies", is_flag=True,
               help="Also quarantine the plan's suspected copies: records asserting a "
-                   "diagnosed fault's value that no recorded edge reaches (`plan` lists them).")
+                   "diagnosed fault's value that no recorded edge reaches (`plan` lists them); "
+                   "with --scope namespace, those of the namespace's other tasks too, each in "
+                   "its own task.")
+@SCOPE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None,
            budget: int | None, tool_refs: tuple[str, ...], faults: str | None, dry_run: bool,
            no_early_cutoff: bool, method: str, resume: bool, approve: tuple[str, ...],
            skip: tuple[str, ...], continue_partial: bool,
-           quarantine_copies: bool, as_json: bool) -> None:
+           quarantine_copies: bool, scope: str, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one writer per task at a time).
 
@@ -147,7 +168,8 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
         report = repair_task(st, task_id, brain, faults=fault_ids, dry_run=dry_run,
                              early_cutoff=not no_early_cutoff, method=method, resume=decided,
                              tools=tools, continue_partial=continue_partial,
-                             quarantine_copies=quarantine_copies)
+                             quarantine_copies=quarantine_copies,
+                             scope="namespace" if scope == "namespace" else "task")
         patch = _patch_of(st, report) if as_json else None
     if as_json:
         emit_json({**report.to_json(), "memory_patch": patch})
@@ -178,6 +200,16 @@ def _print_report(report: Any) -> None:
     click.echo("  replayed:    " + (", ".join(f"{o}->{n}" for o, n in report.replayed.items())
                                      or "-"))
     click.echo(f"  new memories: {', '.join(report.new_memory_ids) or '-'}")
+    if report.plan.get("scope") == "namespace":
+        copies = report.plan.get("namespace_copies") or []
+        done = {(c["task_id"], c["memory_id"]) for c in report.namespace_quarantined}
+        click.echo(f"  namespace {report.plan.get('memory_namespace')!r}: "
+                   f"{len(copies)} suspected copies in other tasks, "
+                   f"{len(report.namespace_quarantined)} quarantined now")
+        for c in copies:
+            state = "reported" if (c["task_id"], c["memory_id"]) not in done \
+                else "deleted" if c.get("same_record") else "quarantined"
+            click.echo(f"    {c['task_id']}: {c['memory_id']} echoes {c['fault_id']} ({state})")
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")
     if report.status == ReportStatus.PARTIAL:

@@ -144,6 +144,8 @@ class _Anchor:
 class RunBuilder:
     task_id: str
     domain: str = "agent"
+    memory_namespace: str | None = None  # the agent memory the run shares (case format)
+    notes: list[str] = field(default_factory=list)  # warnings of the loader, for the case
     session: list[dict[str, Any]] = field(default_factory=list)
     memories: dict[str, dict[str, Any]] = field(default_factory=dict)  # version id → record
     versions: dict[str, list[str]] = field(default_factory=dict)       # record id → versions
@@ -188,7 +190,9 @@ class RunBuilder:
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
             "session": self.session, "memory_store": [dict(m) for m in self.memories.values()],
             "trace": trace, "diagnosed_faults": self.faults(diagnosed_faults),
-            "world": self.world()}))
+            "world": self.world(),
+            **({"memory_namespace": self.memory_namespace}
+               if self.memory_namespace is not None else {})}))
 
     def faults(self, diagnosed_faults: list[str]) -> list[str]:
         """Faults as the case names them: a record id means its current version."""
@@ -197,8 +201,10 @@ class RunBuilder:
     def world(self) -> dict[str, Any]:
         """The case's `world`: where each item came from, and what the reading missed."""
         world: dict[str, Any] = {SOURCES: self.sources}
+        if self.notes:
+            world[WARNINGS] = list(self.notes)
         if self.uncaptured:
-            world[WARNINGS] = [
+            world[WARNINGS] = [*world.get(WARNINGS, []),
                 f"{len(self.uncaptured)} model output(s) without recorded input messages "
                 f"(first: {self.uncaptured[0]}): each depends on everything earlier in the "
                 "conversation"]

@@ -1,6 +1,7 @@
 """JSONL event streams (`provrepair ingest --follow FILE|-`), one event per line:
 
-    {"kind": "task", "task_id": "t1", "domain": "shopping", "tools": [...], "world": {...}}
+    {"kind": "task", "task_id": "t1", "domain": "shopping", "tools": [...], "world": {...},
+     "memory_namespace": "user-42"}
     {"kind": "user_input", "input_id": "u1", "task_id": "t1", "turn": 1, ...}
     {"kind": "memory", "memory_id": "m1", "task_id": "t1", ...}
     {"kind": "step", "step_id": "s1", "task_id": "t1", ...}
@@ -107,7 +108,7 @@ class EventStream:
     def _start(self, task_id: str, fields: dict[str, Any]) -> None:
         if task_id in self.recorders:
             raise CaseError(task_id, "kind", None, "a task event must come before the task's records")
-        unknown = set(fields) - {"task_id", "domain", "tools", "world"}
+        unknown = set(fields) - {"task_id", "domain", "tools", "world", "memory_namespace"}
         if unknown:
             raise CaseError(task_id, sorted(unknown)[0], None, "unknown field of a task event")
         tools = [parse_model(ToolSpec, t, task_id, f"tools[{i}].")
@@ -115,9 +116,13 @@ class EventStream:
         domain = fields.get("domain", "")
         if not isinstance(domain, str):
             raise CaseError(task_id, "domain", None, "expected a string")
+        namespace = fields.get("memory_namespace")
+        if namespace is not None and not isinstance(namespace, str):
+            raise CaseError(task_id, "memory_namespace", None, "expected a string")
         self.recorders[task_id] = Recorder(self.store, task_id, domain=domain, tools=tools,
                                            world=fields.get("world") or {},
-                                           batch_size=self.batch_size)
+                                           batch_size=self.batch_size,
+                                           memory_namespace=namespace)
 
     def _recorder(self, task_id: str) -> Recorder:
         if task_id not in self.recorders:

@@ -11,7 +11,8 @@ A transcript file is a JSON object (one per line in `.jsonl`):
      "memory_events": [{"after": 0, "op": "search", "query": "...",
                         "records": [{"id": "m1", "content": "..."}]},
                        {"after": 3, "op": "create", "id": "m2", "content": "..."}],
-     "diagnosed_faults": ["m1"]}
+     "diagnosed_faults": ["m1"],
+     "memory_namespace": "user-42"}                    # optional: the memory it shares
 
 or a bare list of messages. `after` is the index of the message a memory event followed (-1:
 before the first). Messages carry no clock, so message i is at time 1000·(i+1) and the k-th
@@ -96,6 +97,11 @@ def transcript_case(raw: Any, default_task: str) -> Case:
                         "object with a `messages` list (or a `requests` log)")
     task_id = str(task_id)
     builder = RunBuilder(task_id, str(data.get("domain") or "agent"))
+    namespace = data.get("memory_namespace")
+    if namespace is not None and not (isinstance(namespace, str) and namespace):
+        raise CaseError(task_id, "memory_namespace", None, "expected the namespace's name "
+                        "(a non-empty string)")
+    builder.memory_namespace = namespace
     for event in sorted(_events(task_id, data, _requests(task_id, data)), key=lambda e: e.ts):
         builder.add(event)
     return builder.case([str(f) for f in data.get("diagnosed_faults") or []])

@@ -17,7 +17,8 @@ content capture on; a JSON string or structured, both encodings the conventions 
 `gen_ai.memory.record.id`, `gen_ai.memory.records` (list of `{id, content, metadata}`;
 `metadata.supersedes`, `metadata.derived_from`), `gen_ai.memory.query.text`, span parent and
 links (what a memory write stores), status and its message. Ours: `provrepair.evidence_ids`
-(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`. What each step
+(explicit dependencies), `provrepair.diagnosed_faults`, `provrepair.domain`,
+`provrepair.memory_namespace` (else `gen_ai.memory.store.id`: the case's memory namespace). What each step
 depends on is its context window (loaders/agent_run.py).
 """
 
@@ -51,6 +52,8 @@ MEMORY_WRITES = {"create_memory": "create", "update_memory": "update",
 IGNORED = {"invoke_agent", "create_agent", "embeddings", "retrieval", "create_memory_store",
            "delete_memory_store"}
 ERROR = 2  # STATUS_CODE_ERROR
+# where a run names its memory namespace, most explicit first (memory_namespace below)
+NAMESPACE_ATTRIBUTES = ("provrepair.memory_namespace", "gen_ai.memory.store.id")
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,9 @@ class RunReading:
     domain: Any = None
     faults: Any = None
     last: tuple[int, str] = (-1, "")  # the (start, span id) of the last span read
+    # every memory namespace the spans name, by attribute, in order (memory_namespace below)
+    namespaces: dict[str, dict[str, None]] = field(default_factory=dict)
+    namespace_note: str | None = None
 
     def __post_init__(self) -> None:
         self.reader = SpanReader(self.task_id)
@@ -231,6 +237,9 @@ class RunReading:
             self.last = (span.start_ns, span.span_id)
             self.domain = span.attributes.get("provrepair.domain", self.domain)
             self.faults = span.attributes.get("provrepair.diagnosed_faults", self.faults)
+            for key in NAMESPACE_ATTRIBUTES:
+                if (value := span.attributes.get(key)) not in (None, ""):
+                    self.namespaces.setdefault(key, {})[str(value)] = None
             try:
                 for event in self.reader.events(span):
                     self.builder.add(event)
@@ -239,7 +248,19 @@ class RunReading:
                                 f"{exc.problem} (span {span.span_id} of trace "
                                 f"{span.trace_id})") from exc
         self.builder.domain = str(self.domain or "agent")
+        self._name_namespace()
         return self
+
+    def _name_namespace(self) -> None:
+        namespace, others = memory_namespace(self.namespaces)
+        self.builder.memory_namespace = namespace
+        notes = [n for n in self.builder.notes if n != self.namespace_note]
+        self.namespace_note = None
+        if others:
+            self.namespace_note = (f"spans name more than one memory namespace; the task's is "
+                                   f"the first, {namespace!r} (also: {', '.join(others)})")
+            notes.append(self.namespace_note)
+        self.builder.notes = notes
 
     def fault_ids(self) -> list[str]:
         faults = self.faults or []
@@ -248,6 +269,19 @@ class RunReading:
 
     def case(self) -> Case:
         return self.builder.case(self.fault_ids())
+
+
+def memory_namespace(named: dict[str, dict[str, None]]) -> tuple[str | None, list[str]]:
+    """The agent memory the run used (the case's `memory_namespace`), from the values the
+    run's spans name per attribute (in order, RunReading.namespaces): the first span's
+    `provrepair.memory_namespace`, else its `gen_ai.memory.store.id` (the GenAI conventions'
+    "collection, namespace, or vector index" a memory operation targets); and any other
+    values the run's spans name (kept as a warning: one task has one namespace)."""
+    for key in NAMESPACE_ATTRIBUTES:
+        values = list(named.get(key, {}))
+        if values:
+            return values[0], values[1:]
+    return None, []
 
 
 @dataclass

@@ -198,5 +198,7 @@ class CapturedRun:
                 # the hash of the whole case changes with every request: a full rebuild
                 # (or `provrepair ingest`) computes it again
                 "content_hash": None}
+        if builder.memory_namespace is not None:  # as provenance/rows.task_props writes it
+            task["memory_namespace"] = builder.memory_namespace
         return Extension([{**row, "type": node_type(row["props"])} for row in nodes],
                          [edge_row(self.key, e) for e in dedupe(edges)], task)

@@ -95,6 +95,10 @@ class TaskIncomplete(UserError):
     """The task's recording has not ended: it cannot be repaired yet."""
 
 
+class NoNamespace(UserError):
+    """`--scope namespace` on a task that declares no memory namespace."""
+
+
 class NothingToResume(UserError):
     """`repair --resume` has no stopped (needs_human) repair to continue, or a bad step."""
 

@@ -38,6 +38,14 @@ class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
 
 
+def _absent_stays_absent(data: Any, key: str) -> Any:
+    """A dump without an optional *ext* field that is unset (record_id, memory_namespace):
+    a case that does not use it dumps (and hashes) as it always did."""
+    if isinstance(data, dict) and data.get(key) is None:
+        data.pop(key, None)
+    return data
+
+
 class UserInput(_Data):
     input_id: Id
     task_id: StrictStr
@@ -73,11 +81,7 @@ class MemoryRecord(_Data):
 
     @model_serializer(mode="wrap")
     def _absent_record_id(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Absent stays absent: a case without agent ids dumps (and hashes) as it always did.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("record_id") is None:
-            data.pop("record_id", None)
-        return data
+        return _absent_stays_absent(handler(self), "record_id")
 
     @field_validator("trust_score", mode="before")
     @classmethod
@@ -155,6 +159,15 @@ class Case(_Data):
     tools: list[ToolSpec] = Field(default_factory=list)
     world: dict[str, Any] = Field(default_factory=dict)
     evaluation: Evaluation | None = None
+    memory_namespace: StrictStr | None = Field(
+        default=None, min_length=1,
+        description="ext: the agent memory this task read and wrote (a LangGraph store "
+        "namespace, a mem0 user, a memory store id), shared by every conversation that names "
+        "it; absent means the task is its own scope (`plan --scope namespace`)")
+
+    @model_serializer(mode="wrap")
+    def _absent_namespace(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _absent_stays_absent(handler(self), "memory_namespace")
 
 
 def case_json_schema() -> dict[str, Any]:

@@ -56,7 +56,7 @@ def read_case(store: GraphStore, task_id: str, *, with_evaluation: bool = True,
                 session=inputs, memory_store=memories, trace=steps,
                 diagnosed_faults=list(task.get("diagnosed_faults", [])),
                 tools=tools_from_props(task), world=json.loads(task.get("world_json", "{}")),
-                evaluation=evaluation)
+                evaluation=evaluation, memory_namespace=task.get("memory_namespace"))
 
 
 def _fault(value: str | None) -> FaultType | None:

@@ -83,7 +83,12 @@ class Recorder:
 
     def __init__(self, store: GraphStore, task_id: str, *, domain: str = "",
                  tools: list[ToolSpec] | None = None, world: dict[str, Any] | None = None,
-                 batch_size: int = 64):
+                 batch_size: int = 64, memory_namespace: str | None = None):
+        """`memory_namespace`: the agent memory the run uses, shared with the other
+        conversations that name it (the case format's `memory_namespace`)."""
+        if memory_namespace == "":
+            raise CaseError(task_id, "memory_namespace", None, "empty (name the namespace, "
+                            "or give None: the task is its own scope)")
         self.store, self.task_id, self.batch_size = store, task_id, batch_size
         store.prepare_for_writes()
         self.key = task_key(task_id)
@@ -91,6 +96,8 @@ class Recorder:
                                      "diagnosed_faults": [], "complete": False,
                                      "tools_json": dumps([t.model_dump() for t in tools or []]),
                                      "world_json": dumps(world or {})}
+        if memory_namespace is not None:
+            self.task["memory_namespace"] = memory_namespace
         self.validator = CaseValidator(task_id)
         self.records: dict[str, Record] = {}
         self.order: dict[str, list[str]] = defaultdict(list)  # kind → ids in arrival order
@@ -173,7 +180,8 @@ class Recorder:
                     session=records(NodeKind.USER_INPUT), memory_store=records(NodeKind.MEMORY),
                     trace=records(NodeKind.STEP), diagnosed_faults=self.task["diagnosed_faults"],
                     tools=[ToolSpec.model_validate(t) for t in json.loads(self.task["tools_json"])],
-                    world=json.loads(self.task["world_json"]))
+                    world=json.loads(self.task["world_json"]),
+                    memory_namespace=self.task.get("memory_namespace"))
 
     def __enter__(self) -> Recorder:
         return self
@@ -278,7 +286,8 @@ class Recorder:
             raise TaskConflict(f"task {self.task_id!r} is already stored and complete; "
                                "record under a new task id or delete it first")
         self.task.update({k: props[k] for k in ("domain", "tools_json", "world_json",
-                                                "diagnosed_faults") if k in props})
+                                                "diagnosed_faults", "memory_namespace")
+                          if k in props})
         stored = self.store.run("list_task_nodes", {"task_key": self.key})
         rank = {NodeKind.USER_INPUT: 0, NodeKind.MEMORY: 1, NodeKind.STEP: 2}
         kept, dropped = _stored_prefix(sorted(

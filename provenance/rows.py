@@ -124,6 +124,8 @@ def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[
     }
     if content_hash is not None:
         props["content_hash"] = content_hash
+    if case.memory_namespace is not None:  # the task's scope (repair/plan/scope.py)
+        props["memory_namespace"] = case.memory_namespace
     return props
 
 

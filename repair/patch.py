@@ -14,9 +14,10 @@ is one `put` of that id, from the content the store holds (`expected_content`) t
 
 Scope: by default the net change from the state the task was recorded in to the state it is
 in now, over every committed run of the stored version (a repair, its `--resume` runs, its
-continuations): one apply at the end is always right. With a run id: that run's change only
-(from the graph's audit fields, which keep the last run that changed each record: a record a
-later run changed again reads as that later run left it).
+continuations, and the sweeps other tasks' repairs made in it over a shared memory namespace,
+repair/scope_sweep.py): one apply at the end is always right. With a run id: that run's
+change only (from the graph's audit fields, which keep the last run that changed each record:
+a record a later run changed again reads as that later run left it).
 
 Order (defined, so appliers need no judgement): every `delete`, then `quarantine`, `restore`,
 `put`, `add`, each group in memory-id order; removals first, so an `add` that replaces a
@@ -47,10 +48,11 @@ from pydantic import (
 from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.state.runs import COMMITTED_REPAIR
+from provrepair.provenance.state.runs import changes_memory
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.echo import REASON
+from provrepair.repair.plan.scope import SAME_RECORD_REASON
 from provrepair.repair.runs import list_runs
 
 PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
@@ -127,7 +129,7 @@ class MemoryPatch(BaseModel):
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:
     """The net change of every committed repair of the task (or of the named run only)."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
-    runs = [r for r in list_runs(store, task_id) if r["status"] in COMMITTED_REPAIR]
+    runs = [r for r in list_runs(store, task_id) if changes_memory(r["status"])]
     if run_id is not None:
         runs = [r for r in runs if r["run_id"] == run_id]
         if not runs:
@@ -222,8 +224,10 @@ def _operation(agent_id: str, versions: list[_Node], copies: dict[str, str]) -> 
                    else "affected by a fault, without independent support")
             return QuarantineOp(op="quarantine", memory_id=agent_id,
                                 expected_content=was.content, reason=why)
-        why = "a diagnosed fault" if was.after == MemoryStatus.DELETED \
-            else "replaced by the replay"
+        shared = copies.get(was.props["id"])  # a sweep's: the fault of another task
+        why = ("replaced by the replay" if was.after != MemoryStatus.DELETED
+               else "a diagnosed fault" if shared is None
+               else SAME_RECORD_REASON.format(fault=shared))
         return DeleteOp(op="delete", memory_id=agent_id, expected_content=was.content,
                         reason=why)
     # neither active before nor after: a hidden record (superseded, quarantined) now removed

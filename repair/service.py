@@ -32,7 +32,8 @@ from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision
 from provrepair.repair.methods.ours import QuarantiningCopies
-from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.plan.model import RepairPlan, Scope
+from provrepair.repair.plan.scope import task_namespace, with_scope
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
 from provrepair.repair.replay.prior import PriorOutcome, read_prior
@@ -46,6 +47,7 @@ from provrepair.repair.runs import (
     roll_back_unfinished,
     run_key,
 )
+from provrepair.repair.scope_sweep import quarantine_namespace_copies
 from provrepair.repair.tools.declared import ToolSet
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
@@ -83,6 +85,10 @@ class RepairReport:
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
     reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
     continues: str | None = None  # the partial run whose resolved steps this run reuses
+    # `--scope namespace --quarantine-copies`: what this call removed in the namespace's other
+    # tasks ({task_id, memory_id, fault_id, same_record}: quarantined, or deleted when
+    # same_record; repair/scope_sweep.py)
+    namespace_quarantined: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,17 +98,26 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 faults: list[str] | None = None, dry_run: bool = False,
                 early_cutoff: bool = True, method: str = METHOD,
                 resume: Resume | None = None, tools: ToolSet | None = None,
-                continue_partial: bool = False, quarantine_copies: bool = False) -> RepairReport:
+                continue_partial: bool = False, quarantine_copies: bool = False,
+                scope: Scope = "task") -> RepairReport:
     """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
     a tool they, the case and the domain pack leave undeclared is irreversible.
     `continue_partial`: finish the task's `partial` repair in one more run, regenerating only
     what it left unresolved (repair/replay/prior.py). `quarantine_copies`: also quarantine the
-    plan's suspected copies (repair/plan/echo.py)."""
+    plan's suspected copies (repair/plan/echo.py). `scope="namespace"`: the sweep also looks
+    in the other tasks of the task's memory namespace, and with `quarantine_copies`
+    quarantines what it finds there in their own tasks, once this task's repair committed
+    (repair/plan/scope.py, repair/scope_sweep.py)."""
     if continue_partial:
         resume = Resume(continuing=True) if resume is None else resume
+    if scope == "namespace":
+        task_namespace(store, task_id)  # refused before anything is done: NoNamespace
     try:
-        return _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
-                            resume, tools, quarantine_copies)
+        report = _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
+                              resume, tools, quarantine_copies)
+        if scope == "namespace":
+            _sweep_namespace(store, report, quarantine_copies)
+        return report
     finally:
         if tools is not None:
             tools.close()  # stop the MCP servers the repair started
@@ -141,6 +156,16 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
         report.continues = base
         _write(store, plan, state, result, run_id, report, method)
         return report
+
+
+def _sweep_namespace(store: GraphStore, report: RepairReport, quarantine: bool) -> None:
+    """The report's plan with the namespace's copies (read now); with `quarantine`, those
+    quarantined in their own tasks under the report's run id (not for a dry run)."""
+    plan = with_scope(store, RepairPlan.model_validate(report.plan), "namespace")
+    report.plan = plan.model_dump()
+    if quarantine and report.run_id is not None and report.status != ReportStatus.DRY_RUN:
+        done = quarantine_namespace_copies(store, plan, report.run_id)
+        report.namespace_quarantined = [c.model_dump() for c in done]
 
 
 def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
@@ -306,7 +331,7 @@ def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offl
                budget: int | None = None, **options: Any) -> RepairReport:
     """`provrepair repair` as a call: `reasoner` is a registered name ("offline", "openai",
     a plugin's) or a Reasoner; `options` are those of `repair_task` (faults, dry_run, method,
-    resume, continue_partial, tools)."""
+    resume, continue_partial, tools, quarantine_copies, scope)."""
     if isinstance(reasoner, str):
         from provrepair.repair.reasoners import make_reasoner
 

@@ -6,7 +6,9 @@ agent all use these, so the three cannot drift apart.
 Retirement (docs/case-format.md, the memory lifecycle): an update or a consolidation
 supersedes the records it invalidates, a delete deletes them; other steps retire nothing.
 
-Visibility: a step at `ts` sees the records active now and created at or before `ts`.
+Visibility: a step at `ts` sees the records active now and created at or before `ts`; the
+agent, now, the active records of its task, recorded or written by a committed repair
+(`visible_now`: what the echo sweep over a memory namespace reads, repair/plan/scope.py).
 
 New node ids, allocated against every id of the task (one id space per task, inputs,
 memories and steps alike: docs/case-format.md, "Rejected input"), so an allocated id is never
@@ -23,8 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from provrepair.provenance.models import MemoryRecord
+from provrepair.provenance.state.runs import visible_node
 from provrepair.provenance.vocab import MemoryStatus, StepType
 
 RETIRES: Mapping[StepType, MemoryStatus] = {
@@ -43,6 +47,19 @@ def retired_status(step_type: StepType | str) -> MemoryStatus | None:
 def visible_at(record: MemoryRecord, ts: int) -> bool:
     """Whether a step at `ts` can read `record` (active, and written by then)."""
     return record.status is MemoryStatus.ACTIVE and record.created_at <= ts
+
+
+def visible_now(props: Mapping[str, Any]) -> bool:
+    """Whether the agent reads a stored memory node now: active, and part of its task (a
+    recorded record, or one a committed repair wrote: state/runs.py `visible_node`)."""
+    return props.get("status") == MemoryStatus.ACTIVE and visible_node(props)
+
+
+def memory_params() -> dict[str, str]:
+    """The status a query selects visible records by, as a Cypher parameter (`$active`):
+    a query never spells it; `visible_now` decides the rest on what it returns."""
+    return {"active": MemoryStatus.ACTIVE.value}
+
 
 VERSION_SEPARATOR = "~"
 

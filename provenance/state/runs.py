@@ -2,7 +2,7 @@
 uses (the view, the Browser queries, `show`, `history`, `patch`, `repair`).
 
     begin  → WRITING                  the run node exists, its marks and new nodes are pending
-    commit → PLANNED | REPAIRED | PARTIAL | NEEDS_HUMAN    one statement; finished from then on
+    commit → PLANNED | REPAIRED | PARTIAL | NEEDS_HUMAN | SWEPT    one statement; finished then
     abort  → ABORTED                  a run that died while WRITING, rolled back
 
 A run is *finished* once committed (a recorded plan counts); a *committed repair* is a
@@ -31,6 +31,9 @@ class RunStatus(StrEnum):
     PARTIAL = "partial"          # committed, but the final answer could not be recomputed
     NEEDS_HUMAN = "needs_human"  # `repair` stopped before a side effect; memory side applied
     ABORTED = "aborted"          # died before finishing; rolled back
+    # committed: quarantined the suspected copies another task's repair found in this task
+    # (the echo sweep over a memory namespace, repair/scope_sweep.py); not a repair of it
+    SWEPT = "swept"
 
 
 class ReportStatus(StrEnum):
@@ -45,9 +48,12 @@ class ReportStatus(StrEnum):
 
 
 FINISHED = frozenset({RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.PARTIAL,
-                      RunStatus.NEEDS_HUMAN})
+                      RunStatus.NEEDS_HUMAN, RunStatus.SWEPT})
 # A committed repair of the task version: `repair` is not run twice on it.
 COMMITTED_REPAIR = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN})
+# Committed runs that changed the task's memory: what its memory patch covers (a sweep of
+# another task's repair included; it does not make this version repaired).
+MEMORY_CHANGING = COMMITTED_REPAIR | {RunStatus.SWEPT}
 # What a report says was applied to the memory store (the run of an earlier repair included).
 APPLIED_REPORT = frozenset({ReportStatus.REPAIRED, ReportStatus.PARTIAL,
                             ReportStatus.ALREADY_REPAIRED})
@@ -59,6 +65,10 @@ def is_finished(status: object) -> bool:
 
 def is_committed_repair(status: object) -> bool:
     return status in COMMITTED_REPAIR
+
+
+def changes_memory(status: object) -> bool:
+    return status in MEMORY_CHANGING
 
 
 def begin_props() -> dict[str, Any]:

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+Scope = Literal["task", "namespace"]
+# The echo sweep's fields (beyond the paper, repair/plan/echo.py and scope.py): not the rules
+# of §1-4, so the reference planner (benchmark/reference.py) leaves them out of comparisons.
+ECHO_SWEEP_FIELDS = frozenset({"suspected_copies", "scope", "memory_namespace",
+                               "namespace_copies"})
+
+
+class NamespaceCopy(BaseModel):
+    """A suspected copy in another task of the memory namespace (repair/plan/scope.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description="the task (conversation) whose record it is")
+    memory_id: str
+    fault_id: str = Field(description="the diagnosed fault of the planned task it echoes")
+    same_record: bool = Field(
+        default=False, description="it has the fault's agent id: the fault's own record of "
+        "the shared memory as that task recorded it (deleted there, not quarantined)")
 
 
 class RepairPlan(BaseModel):
@@ -27,3 +48,12 @@ class RepairPlan(BaseModel):
         default_factory=dict,
         description="beyond the paper (repair/echo.py): active records asserting a diagnosed "
                     "fault's value with no recorded edge from it, copy → fault")
+    scope: Scope = Field(
+        default="task", description="beyond the paper: where the echo sweep looked, the task "
+        "or every task of its memory namespace (`--scope namespace`)")
+    memory_namespace: str | None = Field(
+        default=None, description="the task's memory namespace, with scope namespace")
+    namespace_copies: list[NamespaceCopy] = Field(
+        default_factory=list,
+        description="with scope namespace: suspected copies among the active records of the "
+                    "namespace's other tasks, each naming its task")

@@ -21,6 +21,7 @@ from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.model import ECHO_SWEEP_FIELDS
 from tests.strategies import provenance_cases
 
 EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_EXAMPLES", "500"))
@@ -32,7 +33,7 @@ BOLT_EXAMPLES = int(os.environ.get("PROVREPAIR_PROPERTY_BOLT_EXAMPLES", str(min(
 ORDERED = {"replay_step_ids", "seeds"}
 # the echo sweep reports after planning, beyond the method the reference implements
 # (repair/plan/echo.py; tests/integration/test_echo_sweep.py)
-NOT_COMPARED = {"task_id", "suspected_copies"}
+NOT_COMPARED = {"task_id", *ECHO_SWEEP_FIELDS}
 
 
 def normalised(plan: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def record(store: GraphStore, events: list[dict[str, Any]], batch_size: int = 3)
     head = events[0]
     rec = Recorder(store, head["task_id"], domain=head["domain"], world=head["world"],
                    tools=[ToolSpec(**t) for t in head["tools"]],
-                   batch_size=batch_size)
+                   batch_size=batch_size, memory_namespace=head.get("memory_namespace"))
     for event in events[1:]:
         fields = {k: v for k, v in event.items() if k != "kind"}
         if event["kind"] == "faults":
@@ -244,3 +244,18 @@ def test_follow_a_growing_file(cli: Cli, tmp_path: Path) -> None:
     assert json.loads(out)["closed_tasks"] == [case.task_id]
     shown = cli("show", "--task", case.task_id, "--json")
     assert json.loads(shown.stdout) == case.model_dump(mode="json")
+
+
+def test_a_recording_keeps_its_memory_namespace(store: GraphStore) -> None:
+    """The Recorder's `memory_namespace` (a stream's `task` event) is stored on the task and
+    read back; the recording then equals the ingested case that names it."""
+    case = case_without_evaluation().model_copy(update={"memory_namespace": "user-42"})
+    events = events_in_time_order(case)
+    events[0]["memory_namespace"] = "user-42"
+    with record(store, events):
+        pass
+    task = store.run("get_task", {"task_key": task_key(case.task_id)})[0]["props"]
+    assert task["memory_namespace"] == "user-42"
+    assert canonical(read_case(store, case.task_id)) == canonical(case)
+    with pytest.raises(CaseError, match="memory_namespace"):
+        Recorder(store, "t-empty", memory_namespace="")

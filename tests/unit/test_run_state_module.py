@@ -12,6 +12,7 @@ from provrepair.provenance.state.runs import (
     ReportStatus,
     RunStatus,
     begin_props,
+    changes_memory,
     commit_props,
     is_committed_repair,
     is_finished,
@@ -25,9 +26,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_predicates() -> None:
     assert [s for s in RunStatus if is_finished(s)] == [
-        RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN]
+        RunStatus.PLANNED, RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN,
+        RunStatus.SWEPT]
     assert [s for s in RunStatus if is_committed_repair(s)] == [
         RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN]
+    # a sweep of another task's repair changed the memory, but is no repair of the task
+    assert [s for s in RunStatus if changes_memory(s)] == [
+        RunStatus.REPAIRED, RunStatus.PARTIAL, RunStatus.NEEDS_HUMAN, RunStatus.SWEPT]
     assert is_committed_repair("partial") and not is_committed_repair("planned")
     assert not is_finished(None) and not is_finished("aborted")
     assert ReportStatus.PARTIAL == RunStatus.PARTIAL
@@ -43,7 +48,8 @@ def test_transitions() -> None:
 
 def test_params_are_plain_values() -> None:
     params = run_params("finished_statuses", "repair_statuses", "writing", "aborted")
-    assert params == {"finished_statuses": ["needs_human", "partial", "planned", "repaired"],
+    assert params == {"finished_statuses": ["needs_human", "partial", "planned", "repaired",
+                                            "swept"],
                       "repair_statuses": ["needs_human", "partial", "repaired"],
                       "writing": "writing", "aborted": "aborted"}
     assert all(type(v) is str for v in params["finished_statuses"])
