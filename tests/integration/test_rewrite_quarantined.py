@@ -27,8 +27,8 @@ from provrepair.repair.service import repair_task
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
-CASE = Path(__file__).resolve().parents[1] / "cases" / "replay" / \
-    "bench_quarantined_record_rewritten.json"
+CASE = Path(__file__).resolve().parents[1] / "cases" / "rewrite" / \
+    "shopping_quarantined_record_rewritten.json"
 REQUIRED = ["StoreD at $120.99", "P0428", "$190.99", "$193.99"]  # the clean answer's facts
 
 
