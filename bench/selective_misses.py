@@ -10,7 +10,8 @@ down to one of:
                       the ablation replays, made the difference (the steps named, and the
                       records ours quarantined without rewriting them, whose writer the
                       ablation replays);
-    noise             neither: the ablation's extra replays met other noise draws.
+    not reproduced    the rerun does not miss it (ours recovers it, or the ablation does
+                      not): the sweep's line came from other code than this.
 
     python bench/selective_misses.py --out DIR [--level 0.8] [--noise 0.05] [--json]
 
@@ -41,6 +42,7 @@ from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
 OURS, ABLATION = "dependency_guided", "no_selective_replay"
+CAUSES = ("early cutoff", "replay set", "not reproduced")
 
 
 def misses(results: Path) -> list[str]:
@@ -101,8 +103,8 @@ def diagnose(store: GraphStore, item: BenchCase, reasoner: NoisyReasoner) -> dic
         # repair/plan/rules.py replays it); the ablation replays it
         "withdrawn": {m: writer[m] for m in ours_plan.quarantine_memory_ids
                       if m in writer and writer[m] not in ours_set and writer[m] in ablation_set}}
-    row["cause"] = ("early cutoff" if row["ours_without_cutoff"] else
-                    "replay set" if not row["ours"] else "none")
+    row["cause"] = ("not reproduced" if row["ours"] or not row["ablation"] else
+                    "early cutoff" if row["ours_without_cutoff"] else "replay set")
     return row
 
 
@@ -141,7 +143,7 @@ def main() -> None:
               + f"\n  replayed by the ablation only: {', '.join(row['outside_plan']) or 'none'}")
     print(f"{len(rows)} cases: " + ", ".join(
         f"{cause} {sum(r['cause'] == cause for r in rows)}"
-        for cause in ("early cutoff", "replay set", "none")))
+        for cause in CAUSES))
 
 
 if __name__ == "__main__":
