@@ -188,9 +188,10 @@ def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) 
     faulty_ids = [f.faulty_id for f in outcome.faults]
     outcome.faulty.sink.faults(faulty_ids)
     faulty_case = outcome.faulty.sink.case()
+    leaks: dict[str, str] = {}
     if recording.fidelity < 1.0:
-        faulty_case = with_unrecorded_flow(faulty_case, faulty_ids, recording.fidelity,
-                                           stream(recording.seed, slot.task_id, "flow"))
+        faulty_case, leaks = with_unrecorded_flow(faulty_case, faulty_ids, recording.fidelity,
+                                                  stream(recording.seed, slot.task_id, "flow"))
     kinds = {f.faulty_id: f.fault_type for f in outcome.faults}
     store = [m.model_copy(update={"fault_type": kinds[m.memory_id]}) if m.memory_id in kinds
              else m for m in faulty_case.memory_store]
@@ -198,7 +199,7 @@ def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) 
     manifest = [f.manifest(clean_case) for f in outcome.faults]
     evaluation = labels.evaluation(clean_case, faulty_case, faulty_ids,
                                    list(dict.fromkeys(outcome.clean.final_values)), manifest,
-                                   slot.primary)
+                                   slot.primary, leaks)
     case = faulty_case.model_copy(update={"evaluation": evaluation})
     if recording.fidelity < 1.0:
         case = with_recording_errors(case, recording.fidelity,

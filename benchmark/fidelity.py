@@ -36,15 +36,18 @@ def stream(seed: int, task_id: str, part: str) -> random.Random:
 
 
 def with_unrecorded_flow(case: Case, faults: Iterable[str], fidelity: float,
-                         rng: random.Random) -> Case:
-    """Echo records and content leaks, before the gold labels (they are part of the run)."""
+                         rng: random.Random) -> tuple[Case, dict[str, str]]:
+    """Echo records and content leaks, before the gold labels (they are part of the run);
+    and the leaks' true flow, leaked step → the fault it read (no recorded edge says so, the
+    gold labels need it: labels.true_flow)."""
     p = 1.0 - fidelity
     memories = {m.memory_id: m for m in case.memory_store}
     faulty = [memories[f] for f in faults if f in memories]
     echoes = [_echo(m, i) for i, m in enumerate(faulty) if rng.random() < p]
-    trace = [_leak(step, faulty, rng, p) for step in case.trace]
+    leaks: dict[str, str] = {}
+    trace = [_leak(step, faulty, rng, p, leaks) for step in case.trace]
     return case.model_copy(update={"memory_store": [*case.memory_store, *echoes],
-                                   "trace": trace})
+                                   "trace": trace}), leaks
 
 
 def _echo(fault: MemoryRecord, index: int) -> MemoryRecord:
@@ -55,12 +58,13 @@ def _echo(fault: MemoryRecord, index: int) -> MemoryRecord:
 
 
 def _leak(step: ExecutionStep, faulty: list[MemoryRecord], rng: random.Random,
-          p: float) -> ExecutionStep:
+          p: float, leaks: dict[str, str]) -> ExecutionStep:
     u, pick = rng.random(), rng.random()
     seen = [m for m in faulty if m.created_at < step.timestamp and m.memory_id not in step.used_ids]
     if step.step_type not in LEAKY or not seen or u >= p:
         return step
     source = seen[int(pick * len(seen))]
+    leaks[step.step_id] = source.memory_id
     return step.model_copy(update={"content": f"{step.content} (as noted: {source.content})"})
 
 

@@ -1,14 +1,25 @@
-"""Gold labels by diffing the clean and the faulty run of one script (never from the planner).
+"""Gold labels of one case, from the generator's knowledge of the run (never from the
+recording a planner sees).
 
-The same script gives every node the same id in both runs (benchmark/runtime.py), so a
-node is compared with its namesake: a step whose content, facts or tool call differ, or a
-memory whose content, fact or status differ, truly needs invalidation or re-derivation.
+- The diff of the clean and the faulty run of one script: the same script gives every node
+  the same id in both runs (benchmark/runtime.py), so a node is compared with its namesake;
+  a step whose content, facts or tool call differ, or a memory whose content, fact or status
+  differ, truly needs invalidation or re-derivation (`gold_affected_ids`).
+- The true flow for the claims (`gold_affected_claim_ids`, claim F1's positives; issue 31):
+  every claim of every turn that the faults reach through what the run truly read — the
+  exact recording (before benchmark/fidelity.py's recording errors) plus the reads no edge
+  records (content leaks) — under the spec's reach (§2: forward over the propagation edges,
+  from each fault and its seed, no earlier than the seed). A claim that read a fault counts
+  even when its text came out the same (its derivation did not use the wrong value, or used
+  it to the same effect); the diff alone missed those.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
+from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import FaultType, StepType
@@ -66,15 +77,31 @@ def memory_partition(clean: Case, faulty: Case, faults: list[str]) -> tuple[list
     return changed, benign
 
 
+def true_flow(faulty: Case, faults: list[str], leaks: Mapping[str, str]) -> list[str]:
+    """The nodes the faults reach through the true flow of the faulty run, in trace order
+    of the steps then store order of the memories. `faulty` must be the run as recorded
+    exactly (no recording errors yet); `leaks` (leaked step → the fault it repeats) are its
+    reads no edge records, added as citations here only."""
+    trace = [s.model_copy(update={"used_ids": [*s.used_ids, leaks[s.step_id]]})
+             if s.step_id in leaks else s for s in faulty.trace]
+    read = faulty.model_copy(update={"trace": trace, "evaluation": None})
+    reached = set(plan_in_memory(read, faults)["affected_ids"])
+    return [n for n in [*(s.step_id for s in trace), *(m.memory_id for m in faulty.memory_store)]
+            if n in reached]
+
+
 def evaluation(clean: Case, faulty: Case, faults: list[str], required: list[str],
-               manifest: list[dict[str, object]], primary: FaultType) -> Evaluation:
+               manifest: list[dict[str, object]], primary: FaultType,
+               leaks: Mapping[str, str] | None = None) -> Evaluation:
+    """`faulty` as recorded exactly, with its unrecorded flow (`leaks`: fidelity.py)."""
     changed, benign = memory_partition(clean, faulty, faults)
     steps = changed_steps(clean, faulty)
     kinds = {s.step_id: s.step_type for s in faulty.trace}
+    flow = true_flow(faulty, faults, leaks or {})
     return Evaluation(
         expected_answer=final_answer(clean), required_facts=required,
         benign_memory_ids=benign, gold_affected_ids=[*faults, *changed, *steps],
-        gold_affected_claim_ids=[s for s in steps if kinds[s] is StepType.CLAIM],
+        gold_affected_claim_ids=[s for s in flow if kinds.get(s) is StepType.CLAIM],
         clean_trace=clean.trace, clean_memory_store=clean.memory_store,
         fault_manifest=[FaultManifestEntry.model_validate(e) for e in manifest],
         primary_fault_type=primary)

@@ -179,7 +179,11 @@ def plan_in_memory(case: Case, faults: list[str] | None = None) -> dict[str, Any
 
     # CHOICE: the start nodes A_ans ∪ {v_final} ∪ S_seed are always replayed (after mapping an
     # observation to its actions), even when supported or outside V_inv (rules 6, 7 beat 3).
-    start = A_ans | S_seed | ({v_final} if v_final else set())
+    # Rule 8, beyond the spec (docs/method.md §4, "Quarantined records are rewritten"): the
+    # producer of every quarantined record is replayed too, so the record is rewritten from
+    # the repaired context, not only withdrawn. CHOICE: producers = PRODUCE predecessors.
+    rewrite = {p for m in M_quar for p in producers(m)}
+    start = A_ans | S_seed | rewrite | ({v_final} if v_final else set())
     todo = deque(sorted(x for v in start for x in replayable(v)))
     V_replay: set[str] = set()
     while todo:

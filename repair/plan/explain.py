@@ -107,6 +107,9 @@ def _replay_reason(plan: RepairPlan, trace: PlanTrace, node: Node) -> str:
         return "a provenance seed is replayed to regenerate its record (rule 6)"
     if node.uid in trace.relevance.answer_relevant:
         return "unsupported and answer-relevant (rule 4)"
+    if node.uid in trace.rewrites:
+        return f"it wrote the quarantined record {trace.rewrites[node.uid]}, which is " \
+            "rewritten from the repaired context, not only withdrawn (rule 8, beyond the paper)"
     dependent, label = trace.closure.needed_by.get(node.uid, ("?", "?"))
     return f"an invalidated prerequisite of {trace.view.nodes[dependent].id} ({label})" \
         if dependent in trace.view.nodes else "execution closure"

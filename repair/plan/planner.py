@@ -18,7 +18,7 @@ from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore, ReadAhead
 from provrepair.provenance.validate import require_faults
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import EdgeLabel, StepType
 from provrepair.repair.plan import rules
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
@@ -49,6 +49,7 @@ class PlanTrace:
     closure: Closure
     final: Node | None
     removed: set[str]
+    rewrites: dict[str, str]    # producer uid → the quarantined record it rewrites (rule 8)
 
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
@@ -94,15 +95,31 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
     final = _final_answer(view)
     removed = deleted | quarantined
     relevance = answer_relevant(view, invalidated, removed, final)
+    rewrites = _producers(view, quarantined, invalidated)
     start = (rules.replay_unsupported_answer_relevant_node(relevance.answer_relevant)
              | rules.regenerate_final_answer(final)
-             | rules.replay_faulty_memory_provenance_seed(s for _, s in seeds.values()))
+             | rules.replay_faulty_memory_provenance_seed(s for _, s in seeds.values())
+             | rules.rewrite_quarantined_memory(view.nodes[u] for u in rewrites))
     closure = exec_closure(view, [view.nodes[u] for u in start], invalidated, removed)
-    trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed)
+    trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed,
+                      rewrites)
     plan, positions = _assemble(view, trace, deleted, quarantined)
     check_plan(plan, steps=positions, faults=fault_ids, final_id=final.id if final else None,
                memories={n.id for n in view.nodes.values() if n.is_memory})
     return plan, trace
+
+
+def _producers(view: GraphView, quarantined: set[str],
+               invalidated: dict[str, Node]) -> dict[str, str]:
+    """Step uid → the id of the quarantined record it wrote (a PRODUCE edge), for rule 8.
+    A producer may lie outside A0 (a record reached only by DERIVE), so the records' whole
+    inputs are read; in the one statement that also reads those the execution closure needs
+    (the invalidated observations', closure.py), not in one more."""
+    records = [view.nodes[u] for u in quarantined]
+    view.prefetch_in([*records, *(n for n in invalidated.values()
+                                  if n.is_a(StepType.TOOL_OBSERVATION))])
+    hops = view.in_hops(records, [EdgeLabel.PRODUCE])
+    return {p.uid: m.id for m, _, p, _ in hops if p.is_step}
 
 
 def _final_answer(view: GraphView) -> Node | None:

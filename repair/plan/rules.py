@@ -1,6 +1,7 @@
 """The rules of the paper's appendix table "Rule-Guided Rollback Decisions", one function per
 rule, named after it; the spec's realisation (docs/method.md §4) in each docstring.
-Rules 6 and 7 override rule 3: a supported seed or final answer is still replayed.
+Rules 6 and 7 override rule 3: a supported seed or final answer is still replayed. Rule 8 is
+ours, beyond the paper (issue 31).
 """
 
 from __future__ import annotations
@@ -51,3 +52,20 @@ def replay_faulty_memory_provenance_seed(seeds: Iterable[Node]) -> set[str]:
 def regenerate_final_answer(final: Node | None) -> set[str]:
     """Rule 7. Final-answer node → always regenerate it: v_final ∈ V_replay."""
     return {final.uid} if final is not None else set()
+
+
+def rewrite_quarantined_memory(producers: Iterable[Node]) -> set[str]:
+    """Rule 8 (beyond the paper). Quarantined record → replay the step that wrote it, so the
+    record is rewritten from the repaired context instead of only withdrawn; `producers` are
+    the steps with a PRODUCE edge into a quarantined record.
+
+    The paper replays a quarantined record's producer only when a replayed step is recorded
+    reading it (ExecClosure passes through removed records) and the producer is invalidated.
+    Both lean on the recording being complete. A final answer that lost its citation of the
+    record (the recorder dropped it), or a producer the support check preserved while its
+    record, lacking a recorded `derived_from`, could not be checked and was quarantined, leave
+    the record withdrawn and never rewritten: what it held (a clean value beside the fault's)
+    is gone from the repaired store, and an answer that needed it comes out unresolved.
+    Replaying more never keeps anything the paper's plan removes, so this costs replay only.
+    """
+    return {p.uid for p in producers if p.is_step}

@@ -141,7 +141,11 @@ def test_a_real_agent_is_repaired_end_to_end(recorded: Recorded, cli: Cli,
     applied = cli("apply", "--task", RUN, "--to", f"langgraph-sqlite:{db}")
     assert applied.returncode == 0, applied.stderr
     memory = mcp_agent.memory_store(db)
-    assert mcp_agent.remembered(memory) == {"m_price_c": POISONED["m_price_c"]}
+    # m_best (the contaminated answer the agent saved) is quarantined, and rewritten by
+    # replaying the step that saved it (rule 8): the corrected answer under a new id
+    assert mcp_agent.remembered(memory) == {
+        "m_price_c": POISONED["m_price_c"],
+        "m_n001": "Ordered the P0199 headset at StoreC for $63.99, the cheapest."}
 
     # asked again, the agent answers from the repaired memory
     asked = len(double.requests)

@@ -76,7 +76,7 @@ TINY: dict[str, tuple[list[str], str]] = {
     "trace_soundness": (["--limit", "3"], r"\| otel-json-history \| \d+ \| \d+ \| 0 \|"),
 }
 # needs what the suite provides (a Bolt server; a sweep's output folder): tests of their own
-OWN_TEST = {"bolt_engines", "sweep_readings"}
+OWN_TEST = {"bolt_engines", "selective_misses", "sweep_readings"}
 # needs `falkordb-bulk-insert`, which is not a dependency of provrepair (its docstring says how
 # to install it apart): only its --help runs, so its imports and options stay sound
 HELP_ONLY = {"bulk_layout": "--loader"}
@@ -126,6 +126,32 @@ def test_sweep_readings_reads_a_real_sweep(cli: Cli, tmp_path: Path) -> None:
     tally = readings["noise 0 @1.0"]["dependency_guided"]
     assert tally["cases"] == 3 and 0 <= tally["recovered"] <= 3
     assert sum(n for key, n in tally.items() if key.endswith(" cases")) == 3  # per fault type
+
+
+def test_selective_misses_reruns_the_cases_a_sweep_says_ours_missed(cli: Cli,
+                                                                     tmp_path: Path) -> None:
+    """A tiny sweep at the targets' setting; one case's line for ours is then marked missed, so
+    the script must pick exactly that case, rerun it and find that ours recovers it."""
+    out = tmp_path / "sweep"
+    done = cli("bench", "sweep", "--levels", "0.8", "--seeds", "42", "--replay-noise", "0.05",
+               "--limit", "3", "--methods", "dependency_guided,no_selective_replay",
+               "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    results = out / "seed-42" / "results-0.8-noise-0.05" / "results.jsonl"
+    lines = [json.loads(t) for t in results.read_text(encoding="utf-8").splitlines()]
+    recovered = {(x["case"], x["method"]) for x in lines if x["recovered"]}
+    case = next(c for c, m in recovered if m == "no_selective_replay"
+                and (c, "dependency_guided") in recovered)
+    for line in lines:
+        if (line["case"], line["method"]) == (case, "dependency_guided"):
+            line["recovered"] = False
+    results.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    rows = json.loads(run("selective_misses", ["--out", str(out), "--json"], cli.env))
+    assert [(r["seed"], r["case"]) for r in rows] == [(42, case)]
+    assert rows[0]["ours"] and rows[0]["ablation"] and rows[0]["cause"] == "not reproduced"
+    text = run("selective_misses", ["--out", str(out)], cli.env)
+    assert f"seed 42 {case}: not reproduced" in text and text.rstrip().endswith(
+        "1 cases: early cutoff 0, replay set 0, not reproduced 1")
 
 
 @pytest.mark.neo4j

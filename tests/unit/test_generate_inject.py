@@ -105,7 +105,7 @@ def test_labels_come_from_the_diff_of_the_clean_and_faulty_runs(kind: FaultType)
         changed = clean_steps[step.step_id].content != step.content
         assert changed <= (step.step_id in gold)
     claims = {s.step_id for s in case.trace if s.step_type is StepType.CLAIM}
-    assert set(evaluation.gold_affected_claim_ids) == gold & claims
+    assert gold & claims <= set(evaluation.gold_affected_claim_ids)  # + the reached, unchanged
     final = [s.step_id for s in case.trace if s.step_type is StepType.FINAL_ANSWER][-1]
     assert final in gold
     assert evaluation.clean_trace == clean.trace and evaluation.primary_fault_type is kind

@@ -266,7 +266,10 @@ def test_closure_passes_through_removed_memories_to_their_producers() -> None:
     assert plan["replay_step_ids"] == ["w", "r", "f"]  # ... but regenerated through m2
 
 
-def test_no_pass_through_to_a_supported_producer() -> None:
+def test_a_supported_producer_rewrites_its_quarantined_record() -> None:
+    """Rule 8 (beyond the spec, which keeps w preserved and m2 withdrawn for good): the step
+    is supported but its record, derived from the fault, is quarantined; w is replayed so
+    that m2 is rewritten from the repaired context."""
     case = (b().mem("m1", 1).step("w", "memory_write", 10, used=["m1", "m0"], suff=["m0"],
                                   gen=["m2"])
             .mem("m2", 10, derived=["m1"])
@@ -275,8 +278,23 @@ def test_no_pass_through_to_a_supported_producer() -> None:
             .case(["m1"]))
     plan = plan_in_memory(case)
     assert plan["supported_ids"] == ["w"]
-    assert plan["replay_step_ids"] == ["r", "f"]
-    assert plan["preserve_step_ids"] == ["w"]
+    assert plan["quarantine_memory_ids"] == ["m2"]
+    assert plan["replay_step_ids"] == ["w", "r", "f"]
+    assert plan["preserve_step_ids"] == []
+    assert plan["invalidate_claim_ids"] == ["f", "r"]   # w stays supported, not invalidated
+
+
+def test_a_quarantined_record_no_replayed_step_reads_is_rewritten() -> None:
+    """Rule 8: the final answer's citation of the record was lost (f cites nothing), so no
+    closure walk reaches m2; its producer is replayed all the same."""
+    case = (b().mem("m1", 1).step("w", "memory_write", 10, used=["m1"], gen=["m2"])
+            .mem("m2", 10, derived=["m1"])
+            .step("f", "final_answer", 21, used=[])
+            .case(["m1"]))
+    plan = plan_in_memory(case)
+    assert plan["quarantine_memory_ids"] == ["m2"]
+    assert plan["answer_relevant_ids"] == []            # f is not affected (rule 7 replays it)
+    assert plan["replay_step_ids"] == ["w", "f"]
 
 
 def test_supported_memories_keep_reachability_in_the_severed_graph() -> None:
