@@ -9,9 +9,15 @@ recording a planner sees).
   every claim of every turn that the faults reach through what the run truly read — the
   exact recording (before benchmark/fidelity.py's recording errors) plus the reads no edge
   records (content leaks) — under the spec's reach (§2: forward over the propagation edges,
-  from each fault and its seed, no earlier than the seed). A claim that read a fault counts
-  even when its text came out the same (its derivation did not use the wrong value, or used
-  it to the same effect); the diff alone missed those.
+  from each fault and its seed, no earlier than the seed), less the claims that reach keeps
+  for independent trusted support on that same true flow (§3). That is the paper's G_c,
+  "the claims requiring invalidation or re-derivation": a supported claim needs neither. A
+  claim that read a fault counts even when its text came out the same; the diff alone
+  missed those. CHOICE: with support counted, a planner that reads an exact recording gets
+  F1 1.0 by construction (fidelity 1.0, no leaks); without it, the ablation without the
+  support check would, and the support check (the paper's selectivity) would score as
+  misses. The metric therefore measures what imperfect recording costs, not the method
+  against itself at fidelity 1.0.
 """
 
 from __future__ import annotations
@@ -78,14 +84,18 @@ def memory_partition(clean: Case, faulty: Case, faults: list[str]) -> tuple[list
 
 
 def true_flow(faulty: Case, faults: list[str], leaks: Mapping[str, str]) -> list[str]:
-    """The nodes the faults reach through the true flow of the faulty run, in trace order
-    of the steps then store order of the memories. `faulty` must be the run as recorded
-    exactly (no recording errors yet); `leaks` (leaked step → the fault it repeats) are its
-    reads no edge records, added as citations here only."""
+    """The nodes the faults reach through the true flow of the faulty run without
+    independent trusted support there (§2 less §3: the plan's invalidated steps and its
+    removed memories), in trace order of the steps then store order of the memories.
+    `faulty` must be the run as recorded exactly (no recording errors yet); `leaks` (leaked
+    step → the fault it repeats) are its reads no edge records, added as citations here
+    only."""
     trace = [s.model_copy(update={"used_ids": [*s.used_ids, leaks[s.step_id]]})
              if s.step_id in leaks else s for s in faulty.trace]
     read = faulty.model_copy(update={"trace": trace, "evaluation": None})
-    reached = set(plan_in_memory(read, faults)["affected_ids"])
+    plan = plan_in_memory(read, faults)
+    reached = {*plan["invalidate_claim_ids"], *plan["delete_memory_ids"],
+               *plan["quarantine_memory_ids"]}
     return [n for n in [*(s.step_id for s in trace), *(m.memory_id for m in faulty.memory_store)]
             if n in reached]
 

@@ -1,5 +1,6 @@
 """Claim F1's gold from the true flow of the fault (benchmark/labels.py, issue 31): every claim
-the faults reach through what the run truly read, not every claim whose text changed."""
+the faults reach through what the run truly read without independent trusted support there,
+not every claim whose text changed."""
 
 from __future__ import annotations
 
@@ -63,17 +64,27 @@ def test_a_leak_of_a_stale_record_before_its_failed_update_is_not_gold() -> None
     assert changed == ["c_before"]
 
 
-def test_generated_gold_holds_every_changed_claim_and_claims_of_earlier_turns() -> None:
-    """At fidelity 1.0 (no leaks) every claim whose text changed was reached by the fault;
-    gold adds the reached ones whose text did not change, in turns before the last too."""
-    added = earlier = 0
+def test_a_claim_with_independent_trusted_support_is_not_gold() -> None:
+    """c_both read the fault and the user's own input, the input alone sufficient (§3): it
+    needs neither invalidation nor re-derivation, so it is no positive of claim F1."""
+    builder = CaseBuilder(chain=False).user("u1").mem("m1", 1)
+    clean = (builder.step("c_both", "claim", 20, used=["m1", "u1"], suff=["u1"])
+             .step("c_read", "claim", 21, used=["m1"])
+             .step("f", "final_answer", 30, used=["c_both", "c_read"])).case(["m1"])
+    faulty = rewritten(clean, {"f": "the wrong answer"})
+    claims, _ = gold(clean, faulty, {})
+    assert claims == ["c_read"]
+
+
+def test_generated_gold_agrees_with_the_diff_when_the_recording_is_exact() -> None:
+    """At fidelity 1.0 (no leaks) the claims the faults reach without support are exactly the
+    claims whose text or facts changed: the two definitions part only where the recording
+    is not the truth (leaks, test above) or a stale value was valid when read."""
+    total = 0
     for case in generate_cases(42, limit=12):
         assert case.evaluation is not None
-        claims = {s.step_id: s for s in case.trace if s.step_type is StepType.CLAIM}
-        gold_claims = set(case.evaluation.gold_affected_claim_ids)
-        changed = set(case.evaluation.gold_affected_ids) & set(claims)
-        assert changed <= gold_claims
-        added += len(gold_claims - changed)
-        last = max(s.turn for s in case.trace)
-        earlier += sum(1 for c in gold_claims if claims[c].turn < last)
-    assert added > 0 and earlier > 0
+        claims = {s.step_id for s in case.trace if s.step_type is StepType.CLAIM}
+        changed = set(case.evaluation.gold_affected_ids) & claims
+        assert set(case.evaluation.gold_affected_claim_ids) == changed
+        total += len(changed)
+    assert total > 0
