@@ -22,6 +22,9 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -42,6 +45,7 @@ from provrepair.repair.reasoners.base import Reasoner
 # A worker is told pairs this far ahead of the one whose line is written next: enough to keep
 # every worker busy, few enough that a killed run loses only a handful of finished pairs.
 AHEAD_PER_JOB = 4
+PARENT_CHECK_S = 1.0  # how often a worker looks whether its parent is still there
 
 
 def default_jobs() -> int:
@@ -110,7 +114,8 @@ def worker_pool(jobs: int) -> Iterator[Pool | None]:
         yield None
         return
     executor = ProcessPoolExecutor(max_workers=jobs,
-                                   mp_context=multiprocessing.get_context("spawn"))
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_worker, initargs=(os.getpid(),))
     try:
         yield Pool(executor, jobs)
     except BaseException:
@@ -125,6 +130,20 @@ _OPEN = ExitStack()
 _STORES: dict[str, GraphStore] = {}
 _CASES: dict[Path, dict[str, BenchCase]] = {}
 _BRAINS: dict[Brain, Reasoner] = {}
+
+
+def _start_worker(parent: int) -> None:
+    """Ctrl-C reaches the whole process group: the parent stops the pool (a rerun resumes),
+    so a worker ignores it rather than print its own traceback. A worker whose parent died
+    (killed, even with -9) exits instead of waiting for work forever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def run_job(job: Job) -> dict[str, Any]:

@@ -121,3 +121,54 @@ def test_jobs_must_be_at_least_one(cli: Cli, tmp_path: Path) -> None:
         done = cli("bench", *command, "--jobs", "0", "--out", str(tmp_path / "o"))
         assert done.returncode == 2 and "--jobs" in done.stderr, done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_workers_of_a_killed_run_exit(cli: Cli, tmp_path: Path) -> None:
+    """A run killed with -9 leaves no worker waiting for work forever (a rerun resumes)."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for case in generate_cases(42, limit=6):
+        (cases / f"{case.task_id}.json").write_text(case.model_dump_json())
+    exe = Path(sys.executable).with_name("provrepair")
+    out = tmp_path / "out"
+    run = subprocess.Popen([str(exe), "bench", "run", "--cases", str(cases), "--jobs", "2",
+                            "--out", str(out), "--json"], env=cli.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "results.jsonl").exists() and run.poll() is None:
+            assert time.monotonic() < deadline, "no pair finished in 2 minutes"
+            time.sleep(0.05)
+        workers = children(run.pid)
+    finally:
+        run.kill()
+        run.wait()
+    assert len(workers) >= 2  # the pool (and its resource tracker)
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a worker outlived its run by a minute"
+        time.sleep(0.1)
+    resumed = cli("bench", "run", "--cases", str(cases), "--methods", "no_repair", "--jobs", "2",
+                  "--out", str(out), "--json")
+    assert resumed.returncode == 0, resumed.stderr
