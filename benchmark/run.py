@@ -4,6 +4,8 @@
         for each case not finished yet:   a fresh task copy `<task>::<method>` is ingested,
                                           repaired (repair_task, the method by name),
                                           scored, probed; one JSON line appended
+        (`--jobs N`: the pairs of the method in N worker processes, their lines appended in
+        this same order; workers.py)
     tables (Markdown + CSV), summary.json, recovery_vs_llm_calls.png
 
 Where it writes: the configured store (PROVREPAIR_URI / the embedded server of
