@@ -85,21 +85,33 @@ def test_workers_keep_the_bars_and_lines_of_one_process(tmp_path: Path, bench_en
     assert len(results[2][3].splitlines()) == 6
 
 
-def test_clean_keeps_the_graph_the_workers_use(cli: Cli, tmp_path: Path) -> None:
+def six_cases(tmp_path: Path) -> Path:
     cases = tmp_path / "cases"
     cases.mkdir()
     for case in generate_cases(42, limit=6):
         (cases / f"{case.task_id}.json").write_text(case.model_dump_json())
+    return cases
+
+
+def started_run(cli: Cli, cases: Path, out: Path) -> subprocess.Popen[str]:
+    """`bench run --jobs 2` over every method, once its first pair is written."""
     exe = Path(sys.executable).with_name("provrepair")
-    out = tmp_path / "out"
     run = subprocess.Popen([str(exe), "bench", "run", "--cases", str(cases), "--jobs", "2",
                             "--out", str(out), "--json"], env=cli.env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "results.jsonl").exists() and run.poll() is None:
+        if time.monotonic() > deadline:
+            run.kill()
+            raise AssertionError("no pair finished in 2 minutes")
+        time.sleep(0.05)  # polling for the condition, not a fixed wait
+    return run
+
+
+def test_clean_keeps_the_graph_the_workers_use(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = started_run(cli, six_cases(tmp_path), out)
     try:
-        deadline = time.monotonic() + 120
-        while not (out / "results.jsonl").exists() and run.poll() is None:
-            assert time.monotonic() < deadline, "no pair finished in 2 minutes"
-            time.sleep(0.05)  # polling for the condition, not a fixed wait
         assert run.poll() is None, "the run ended before `bench clean` could be tried"
         done = cli("bench", "clean", "--json")
         assert done.returncode == 0, done.stderr
@@ -146,24 +158,13 @@ def alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 def test_workers_of_a_killed_run_exit(cli: Cli, tmp_path: Path) -> None:
     """A run killed with -9 leaves no worker waiting for work forever (a rerun resumes)."""
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    for case in generate_cases(42, limit=6):
-        (cases / f"{case.task_id}.json").write_text(case.model_dump_json())
-    exe = Path(sys.executable).with_name("provrepair")
-    out = tmp_path / "out"
-    run = subprocess.Popen([str(exe), "bench", "run", "--cases", str(cases), "--jobs", "2",
-                            "--out", str(out), "--json"], env=cli.env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cases, out = six_cases(tmp_path), tmp_path / "out"
+    run = started_run(cli, cases, out)
     try:
-        deadline = time.monotonic() + 120
-        while not (out / "results.jsonl").exists() and run.poll() is None:
-            assert time.monotonic() < deadline, "no pair finished in 2 minutes"
-            time.sleep(0.05)
         workers = children(run.pid)
     finally:
         run.kill()
-        run.wait()
+        run.communicate()
     assert len(workers) >= 2  # the pool (and its resource tracker)
     deadline = time.monotonic() + 60
     while any(alive(pid) for pid in workers):
