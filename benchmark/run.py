@@ -24,9 +24,8 @@ summary.json, recovery_vs_llm_calls.png.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from provrepair.benchmark.pair import run_pair
 from provrepair.benchmark.plot import plot_recovery, require_matplotlib
 from provrepair.benchmark.quotas import stratified
 from provrepair.benchmark.results import append_line, finished, latest, pair_key, read_lines
+from provrepair.benchmark.store import bench_store
 from provrepair.benchmark.tables import (
     ABLATION,
     MAIN,
@@ -53,7 +53,6 @@ from provrepair.provenance.errors import InputError
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.config import open_store
 from provrepair.repair.methods import METHODS, get_method
 from provrepair.repair.reasoners.base import Reasoner
 
@@ -121,24 +120,6 @@ def parse_methods(methods: str) -> list[str]:
     for name in names:
         get_method(name)  # ConfigError naming the choices
     return names
-
-
-@contextmanager
-def bench_store(graph: str) -> Iterator[GraphStore]:
-    """The configured store, on FalkorDB in the graph `graph` instead of PROVREPAIR_GRAPH."""
-    saved = os.environ.get("PROVREPAIR_GRAPH")
-    os.environ["PROVREPAIR_GRAPH"] = graph
-    try:
-        store = open_store(migrate=True)  # a scratch graph of its own: its schema first
-    finally:
-        if saved is None:
-            os.environ.pop("PROVREPAIR_GRAPH", None)
-        else:
-            os.environ["PROVREPAIR_GRAPH"] = saved
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import BenchCase, load_cases
 from provrepair.benchmark.noise import NoisyReasoner
 from provrepair.benchmark.pair import run_pair
+from provrepair.benchmark.store import bench_store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.reasoners import make_reasoner
@@ -155,8 +156,6 @@ def run_job(job: Job) -> dict[str, Any]:
 
 def _store(graph: str) -> GraphStore:
     """The worker's own connection to the run's graph, opened once, closed at its exit."""
-    from provrepair.benchmark.run import bench_store  # run.py imports this module
-
     if not _STORES:
         atexit.register(_OPEN.close)
     if graph not in _STORES:
