@@ -1,7 +1,7 @@
 """`bench sweep --jobs N` against `--jobs 1` on the same grid: wall time of each, the ratio,
 and whether every file they write is the same (each pair's measured `seconds` masked).
 
-    python bench/sweep_jobs.py [--jobs 2] [--limit 6] [--seeds 42,7] [--rounds 1]
+    python bench/sweep_jobs.py [--jobs 2] [--limit 6] [--seeds 42,7] [--methods all] [--rounds 1]
 
 Runs the console script of this environment (`provrepair` beside this Python) with its own
 PROVREPAIR_HOME (a fresh embedded server, stopped at the end), the two settings alternating
@@ -15,6 +15,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,8 +39,8 @@ def masked(path: Path) -> str:
 
 
 def same_files(a: Path, b: Path) -> list[str]:
-    """The files that differ (or exist on one side only); the graph name in a run's header
-    follows the directory, so both runs are compared as if in one place."""
+    """The files that differ (or exist on one side only); a run's header names its cases
+    directory and the graph named after it, so both runs are compared as if in one place."""
     names = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
     names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
     differ = []
@@ -49,11 +50,14 @@ def same_files(a: Path, b: Path) -> list[str]:
         if not (a / name).exists() or not (b / name).exists():
             differ.append(str(name))
             continue
-        left = re.sub(r"provrepair_bench_[0-9a-f]{12}", "G", masked(a / name))
-        right = re.sub(r"provrepair_bench_[0-9a-f]{12}", "G", masked(b / name))
-        if left != right:
+        if unplaced(masked(a / name), a) != unplaced(masked(b / name), b):
             differ.append(str(name))
     return differ
+
+
+def unplaced(text: str, out: Path) -> str:
+    """The text without its run's directory and the graph named after it (run headers)."""
+    return re.sub(r"provrepair_bench_[0-9a-f]{12}", "G", text.replace(str(out), "OUT"))
 
 
 def load() -> str:
@@ -67,14 +71,16 @@ def main() -> None:
     parser.add_argument("--seeds", default="42,7")
     parser.add_argument("--levels", default="1.0,0.8,0.6")
     parser.add_argument("--noise", default="0,0.05")
+    parser.add_argument("--methods", default="all")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--keep", action="store_true", help="keep the outputs (else removed)")
     args = parser.parse_args()
     exe = Path(sys.executable).with_name("provrepair")
     work = Path(tempfile.mkdtemp(prefix="sweep-jobs-"))
     env = {**os.environ, "PROVREPAIR_HOME": str(work / "home")}
     env.pop("PROVREPAIR_URI", None)
     grid = ["--levels", args.levels, "--seeds", args.seeds, "--replay-noise", args.noise,
-            "--limit", str(args.limit)]
+            "--limit", str(args.limit), "--methods", args.methods]
     print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; load before: {load()}")
     print(f"command: provrepair bench sweep {' '.join(grid)} --jobs J --out DIR")
@@ -99,7 +105,10 @@ def main() -> None:
           f"ratio {serial / parallel:.2f}x; load after: {load()}")
     differ = same_files(outs[1], outs[args.jobs])
     print("files: identical (seconds masked)" if not differ else f"files DIFFER: {differ}")
-    print(f"(kept in {work})")
+    if args.keep:
+        print(f"(kept in {work})")
+    else:
+        shutil.rmtree(work)
 
 
 if __name__ == "__main__":
