@@ -19,7 +19,8 @@ from typing import Any
 
 from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import GRAPH_PREFIX
-from provrepair.benchmark.run import RUN_LOCK, bench_store
+from provrepair.benchmark.run import RUN_LOCK
+from provrepair.benchmark.store import bench_store
 from provrepair.provenance.ingest import delete_task, list_tasks
 from provrepair.provenance.lock import is_stale, lock_holder
 from provrepair.provenance.store.base import GraphStore

@@ -4,6 +4,8 @@
         for each case not finished yet:   a fresh task copy `<task>::<method>` is ingested,
                                           repaired (repair_task, the method by name),
                                           scored, probed; one JSON line appended
+        (`--jobs N`: the pairs of the method in N worker processes, their lines appended in
+        this same order; workers.py)
     tables (Markdown + CSV), summary.json, recovery_vs_llm_calls.png
 
 Where it writes: the configured store (PROVREPAIR_URI / the embedded server of
@@ -22,20 +24,21 @@ summary.json, recovery_vs_llm_calls.png.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import BenchCase, graph_name, load_cases, slices
 from provrepair.benchmark.metrics import mean, summarize
-from provrepair.benchmark.noise import NoisyReasoner, check_noise
+from provrepair.benchmark.noise import check_noise
 from provrepair.benchmark.pair import run_pair
 from provrepair.benchmark.plot import plot_recovery, require_matplotlib
 from provrepair.benchmark.quotas import stratified
 from provrepair.benchmark.results import append_line, finished, latest, pair_key, read_lines
+from provrepair.benchmark.store import bench_store
 from provrepair.benchmark.tables import (
     ABLATION,
     MAIN,
@@ -45,13 +48,12 @@ from provrepair.benchmark.tables import (
     markdown,
     scored,
 )
+from provrepair.benchmark.workers import Brain, Job, Pool, check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.store.config import open_store
 from provrepair.repair.methods import METHODS, get_method
-from provrepair.repair.reasoners import make_reasoner
 from provrepair.repair.reasoners.base import Reasoner
 
 ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
@@ -61,12 +63,15 @@ RUN_LOCK = "provrepair-bench-run"
 
 def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | None, out: Path, *,
                   limit: int | None = None, replay_noise: float = 0.0, noise_seed: int = 0,
-                  tag: str = "",
+                  tag: str = "", jobs: int = 1, pool: Pool | None = None,
                   progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
     """Run, score and tabulate; returns (summary, the Markdown tables). `replay_noise`: the
     per-step disagreement rate of the reasoner at repair time (noise.py); `tag` names the run
-    (the sweep's fidelity, noise and seed) in progress bars, tables and the plot."""
+    (the sweep's fidelity, noise and seed) in progress bars, tables and the plot. `jobs`
+    worker processes run the pairs (workers.py; the same results for any number), or `pool`'s
+    when given (a sweep's, shared by its runs)."""
     require_matplotlib()  # fail before hours of work, not at the plot
+    check_jobs(jobs)
     names = parse_methods(methods)
     items, notes = load_cases(cases_dir)
     graph = graph_name(cases_dir, items)
@@ -75,12 +80,15 @@ def run_benchmark(cases_dir: Path, methods: str, reasoner: str, model: str | Non
         raise InputError(f"{cases_dir}: no case with an evaluation block to run")
     for note in notes:
         progress.note(f"note: {note}")
-    brain: Reasoner = make_reasoner(reasoner, model)
-    if replay_noise:
-        brain = NoisyReasoner(brain, check_noise(replay_noise), noise_seed)
-    with bench_store(graph) as store, task_lock(store, RUN_LOCK, new_owner_id("bench"), "bench"):
+    spec = Brain(reasoner, model, check_noise(replay_noise), noise_seed)
+    brain = spec.make()
+    with ExitStack() as stack:
+        store = stack.enter_context(bench_store(graph))
+        stack.enter_context(task_lock(store, RUN_LOCK, new_owner_id("bench"), "bench"))
+        pool = pool or stack.enter_context(worker_pool(jobs))
         for name in names:
-            _run_method(store, items, name, brain, out, progress, tag)
+            _run_method(Method(store, name, brain, spec, cases_dir.resolve(), graph, pool),
+                        items, out, progress, tag)
     model_name = getattr(brain, "model", None)
     gold = sum(len(i.case.evaluation.gold_affected_claim_ids) for i in items if i.case.evaluation)
     header = ((f"{tag}: " if tag else "") + f"{len(items)} cases from `{cases_dir}`, "
@@ -114,33 +122,35 @@ def parse_methods(methods: str) -> list[str]:
     return names
 
 
-@contextmanager
-def bench_store(graph: str) -> Iterator[GraphStore]:
-    """The configured store, on FalkorDB in the graph `graph` instead of PROVREPAIR_GRAPH."""
-    saved = os.environ.get("PROVREPAIR_GRAPH")
-    os.environ["PROVREPAIR_GRAPH"] = graph
-    try:
-        store = open_store(migrate=True)  # a scratch graph of its own: its schema first
-    finally:
-        if saved is None:
-            os.environ.pop("PROVREPAIR_GRAPH", None)
-        else:
-            os.environ["PROVREPAIR_GRAPH"] = saved
-    try:
-        yield store
-    finally:
-        store.close()
+@dataclass(frozen=True)
+class Method:
+    """One method of a run, and where its pairs run: in the parent on `store`, or in `pool`."""
+
+    store: GraphStore
+    name: str
+    brain: Reasoner
+    spec: Brain
+    cases_dir: Path
+    graph: str
+    pool: Pool | None
+
+    def lines(self, todo: list[BenchCase]) -> Iterator[dict[str, Any]]:
+        """The line of each pair, in the order of `todo` (one at a time, or from the pool)."""
+        if self.pool is None:
+            return (run_pair(self.store, item, self.name, self.brain) for item in todo)
+        return self.pool.lines([Job(self.cases_dir, self.graph, item.task_id, item.digest,
+                                    self.name, self.spec) for item in todo])
 
 
-def _run_method(store: GraphStore, items: list[BenchCase], name: str, brain: Reasoner, out: Path,
-                progress: Progress, tag: str = "") -> None:
+def _run_method(method: Method, items: list[BenchCase], out: Path, progress: Progress,
+                tag: str = "") -> None:
+    name, brain = method.name, method.brain
     done = finished(read_lines(out))
     header = {"method": name, "reasoner": brain.name, "model": getattr(brain, "model", None)}
     todo = [c for c in items
             if pair_key({**header, "case": c.task_id, "digest": c.digest}) not in done]
     progress.start(f"{name:<22}" + (f" ({tag})" if tag else ""), len(todo))
-    for item in todo:
-        line = run_pair(store, item, name, brain)
+    for item, line in zip(todo, method.lines(todo), strict=True):
         if line["status"] == "error":
             progress.note(f"error: {name} on {item.task_id}: {line['reason']}")
         append_line(out, line)

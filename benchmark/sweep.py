@@ -32,6 +32,7 @@ from provrepair.benchmark.plot import plot_sweep, require_matplotlib
 from provrepair.benchmark.quotas import slots, subset
 from provrepair.benchmark.run import parse_methods, run_benchmark
 from provrepair.benchmark.tables import PAPER, PAPER_METRICS, Table, label
+from provrepair.benchmark.workers import check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 
@@ -63,26 +64,32 @@ class Grid:
 
 
 def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
-              answerable: float = 0.5,
+              answerable: float = 0.5, jobs: int = 1,
               progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
+    """`jobs` worker processes, shared by every run of the sweep (workers.py)."""
     require_matplotlib()
     parse_methods(methods)  # a bad name fails before any case is generated
     grid.check()
     check_share(answerable)
+    check_jobs(jobs)
     runs: dict[tuple[int, float, float], dict[str, Any]] = {}
     cases: dict[tuple[int, float], int] = {}
     gold: dict[tuple[int, float], int] = {}
-    for seed in grid.seeds:
-        for level in grid.levels:
-            folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}", progress)
-            for rate in grid.noise:
-                summary, _ = run_benchmark(
-                    folder, methods, "offline", None,
-                    out / f"seed-{seed}" / f"results-{level}-noise-{rate:g}", replay_noise=rate,
-                    noise_seed=seed, tag=f"fidelity {level}, replay noise {rate:g}, seed {seed}",
-                    progress=progress)
-                runs[(seed, level, rate)] = summary["methods"]
-                cases[(seed, level)], gold[(seed, level)] = summary["cases"], summary["gold_claims"]
+    with worker_pool(jobs) as pool:
+        for seed in grid.seeds:
+            for level in grid.levels:
+                folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}",
+                                progress)
+                for rate in grid.noise:
+                    summary, _ = run_benchmark(
+                        folder, methods, "offline", None,
+                        out / f"seed-{seed}" / f"results-{level}-noise-{rate:g}",
+                        replay_noise=rate, noise_seed=seed, pool=pool,
+                        tag=f"fidelity {level}, replay noise {rate:g}, seed {seed}",
+                        progress=progress)
+                    runs[(seed, level, rate)] = summary["methods"]
+                    cases[(seed, level)] = summary["cases"]
+                    gold[(seed, level)] = summary["gold_claims"]
     sweep = _sweep(grid, runs, cases, gold, answerable)
     text = sweep_text(sweep)
     out.mkdir(parents=True, exist_ok=True)

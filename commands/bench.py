@@ -62,16 +62,21 @@ def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: in
                    "time (a paraphrase, a wrong value or an omitted fact; docs/benchmark.md).")
 @click.option("--noise-seed", type=int, default=42, show_default=True,
               help="Seed of the replay-noise draws.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes running the pairs of each method (default: one per CPU); "
+                   "the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregate metrics as JSON.")
 def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
-        limit: int | None, replay_noise: float, noise_seed: int, as_json: bool) -> None:
+        limit: int | None, replay_noise: float, noise_seed: int, jobs: int | None,
+        as_json: bool) -> None:
     """Run methods over the cases and write the paper's tables and plot."""
     from provrepair.benchmark.run import run_benchmark
+    from provrepair.benchmark.workers import default_jobs
 
     with ProgressBar(quiet=as_json) as bar:
         summary, text = run_benchmark(cases, methods, reasoner, model, out, limit=limit,
                                       replay_noise=replay_noise, noise_seed=noise_seed,
-                                      progress=bar)
+                                      jobs=jobs or default_jobs(), progress=bar)
     if as_json:
         emit_json(summary)
     else:
@@ -95,19 +100,23 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
                    "and the plots; a rerun reuses and resumes them.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only N cases per level and seed, stratified (a smoke run).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes running the pairs of each method (default: one per CPU); "
+                   "the results are the same for any number.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def sweep(levels: str, seeds: str, noise: str, answerable: float, methods: str, out: Path,
-          limit: int | None, as_json: bool) -> None:
+          limit: int | None, jobs: int | None, as_json: bool) -> None:
     """Every method over fidelity levels, replay-noise rates and seeds: recovery, recurrence,
     benign preservation, claim F1 and replay ratio, mean ± sd over the seeds (sweep.md,
     sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png). Offline."""
     from provrepair.benchmark.sweep import Grid, run_sweep
+    from provrepair.benchmark.workers import default_jobs
 
     grid = Grid(tuple(_numbers(levels, "--levels", float)), tuple(_numbers(seeds, "--seeds", int)),
                 tuple(_numbers(noise, "--replay-noise", float)))
     with ProgressBar(quiet=as_json) as bar:
         result, text = run_sweep(grid, methods, out, limit=limit, answerable=answerable,
-                                 progress=bar)
+                                 jobs=jobs or default_jobs(), progress=bar)
     if as_json:
         emit_json(result)
     else:

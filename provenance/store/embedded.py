@@ -46,6 +46,7 @@ import redis
 from provrepair.provenance.errors import ConfigError, StoreUnavailable
 from provrepair.provenance.process import pid_alive
 
+QUERY_CACHE_SIZE = 256  # compiled query plans kept per graph: more than cypher/ holds
 START_TIMEOUT_S = 60.0  # a server neither loading nor answering for this long has failed
 REWRITE_TIMEOUT_S = 600.0
 
@@ -256,7 +257,11 @@ class EmbeddedServer:
             "aof-use-rdb-preamble yes", "auto-aof-rewrite-percentage 100",
             "auto-aof-rewrite-min-size 4mb",
             "enable-module-command no", "enable-debug-command no",
-            f'loadmodule "{module}"', "",
+            # Every query text of cypher/ keeps its compiled plan: FalkorDB caches 25 per
+            # graph by default, fewer than one repair cycles through (ingest, lock, plan,
+            # write-back, read-back), so each statement was parsed and planned anew
+            # (a third of the server's CPU in `bench run`; BENCHMARKS.md, "bench sweep --jobs").
+            f'loadmodule "{module}" CACHE_SIZE {QUERY_CACHE_SIZE}', "",
         ])
 
     def _wait_pid(self) -> int:

@@ -71,6 +71,10 @@ TINY: dict[str, tuple[list[str], str]] = {
     "restart": (["--nodes", "100", "--case-steps", "50"],
                 rf"\| +{NUMBER} \| +{NUMBER} \| +{NUMBER} \| +{NUMBER} \({NUMBER}×\)"),
     "support_variants": (["--region", "10", "--reps", "1"], rf"\n  typed +{NUMBER}"),
+    # --jobs 1 against --jobs 2 on one case of one setting, two methods
+    "sweep_jobs": (["--limit", "1", "--seeds", "42", "--levels", "1.0", "--noise", "0",
+                    "--methods", "no_repair,dependency_guided", "--jobs", "2"],
+                   rf"ratio {NUMBER}x(?s:.*)files: identical"),
     "trace_scale": (["--turns", "10", "--history-turns", "5"],
                     r"window +10 turns: .*ingest_s [\d.]+.*\nhistory +5 turns"),
     "trace_soundness": (["--limit", "3"], r"\| otel-json-history \| \d+ \| \d+ \| 0 \|"),

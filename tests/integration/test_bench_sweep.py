@@ -11,7 +11,8 @@ import pytest
 
 from provrepair.benchmark.cases import graph_name, load_cases
 from provrepair.benchmark.generate import generate_cases
-from provrepair.benchmark.run import RUN_LOCK, bench_store
+from provrepair.benchmark.run import RUN_LOCK
+from provrepair.benchmark.store import bench_store
 from provrepair.benchmark.sweep import Wanted
 from provrepair.provenance.lock import new_owner_id, task_lock
 from tests.conftest import Cli

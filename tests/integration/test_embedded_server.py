@@ -175,3 +175,18 @@ def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
     assert not EmbeddedServer(home_cli.home).running()
     restarted = json.loads(home_cli("db", "start", "--json").stdout)
     assert restarted["started"] is True and servers_in(home_cli.home) == [restarted["pid"]]
+
+
+def test_the_server_keeps_a_compiled_plan_for_every_query(server_home: Path) -> None:
+    """FalkorDB caches 25 plans per graph unless told: fewer than one repair uses, and then
+    every statement is parsed and planned again (BENCHMARKS.md, "bench sweep --jobs")."""
+    info = EmbeddedServer(server_home).running()
+    assert info is not None
+    client = redis.Redis(host=info.host, port=info.port,
+                         password=EmbeddedServer(server_home).password())
+    try:
+        _, size = client.execute_command("GRAPH.CONFIG", "GET", "CACHE_SIZE")
+    finally:
+        client.close()
+    queries = list((Path(__file__).resolve().parents[2] / "cypher").rglob("*.cypher"))
+    assert len(queries) > 25 and int(size) >= len(queries)
