@@ -91,6 +91,8 @@ def conversation(tracer: Tracer, client: Any, numbers: range,
             root.set_attribute("gen_ai.conversation.id", CONV)
             root.set_attribute("provrepair.domain", "shopping")
             root.set_attribute("provrepair.diagnosed_faults", ["m_best"])
+            if n > 0:  # named from the second request on: only an extension can store it
+                root.set_attribute("provrepair.memory_namespace", "shopper-memory")
             found = [{"id": k, "content": v} for k, v in sorted(memory.items())]
             with memory_span(tracer, "search_memory", records=found, query="P0199",
                              conversation_id=CONV):
@@ -137,6 +139,7 @@ def test_live_requests_equal_the_same_spans_ingested_at_once(
     live = snapshot(falkordb_store)
     task = falkordb_store.run("get_task", {"task_key": task_key(CONV)})[0]["props"]
     assert "content_hash" not in task  # the whole case's hash changes with every request
+    assert task["memory_namespace"] == "shopper-memory"  # as a whole reading names it
     delete_task(falkordb_store, CONV)
     ingest_cases(falkordb_store, load_otlp([path]))
     whole = snapshot(falkordb_store)
