@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
@@ -100,14 +100,14 @@ def expand_rules(text: str, path: str) -> str:
             if not RULE.match(code, at.start()):
                 line = text.count("\n", 0, start + at.start()) + 1
                 raise QueryFileError(f"{path}:{line}: '@' must name a state rule: @name(args)")
-        pieces.append(RULE.sub(lambda m, at=start: _rule(m, text, at, path), code))
+        pieces.append(RULE.sub(partial(_rule, text=text, offset=start, path=path), code))
         if match:
             pieces.append(match.group(0))
             start = match.end()
     return "".join(pieces)
 
 
-def _rule(match: re.Match[str], text: str, offset: int, path: str) -> str:
+def _rule(match: re.Match[str], *, text: str, offset: int, path: str) -> str:
     name, args = match.group(1), [a.strip() for a in match.group(2).split(",")]
     line = text.count("\n", 0, offset + match.start()) + 1
     template = CYPHER_RULES.get(name)
