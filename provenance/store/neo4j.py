@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import neo4j
 
-from provrepair.provenance.errors import ProvrepairError, map_driver_error
+from provrepair.provenance.errors import AccessDenied, ProvrepairError, StoreError, map_driver_error
 from provrepair.provenance.store.base import GraphStore, Row, plain
 from provrepair.provenance.store.queries import Query, QueryRegistry
 
@@ -90,7 +90,15 @@ class Neo4jStore(GraphStore):
             self._execute(query, {})
 
     def identity(self) -> tuple[Any, ...]:
-        """The server's addresses as resolved (a name and an IP of one host are equal)."""
+        """The database itself: Neo4j's id of it (db.info), the same from every member of a
+        cluster and under every address; a server without db.info (ArcadeDB) is known by its
+        addresses as resolved (a name and an IP of one host are equal), port and database."""
+        try:
+            rows = self.run("get_database_id")
+        except (StoreError, AccessDenied):  # no such procedure here, or not for this user
+            rows = []
+        if rows and rows[0].get("id"):
+            return ("neo4j", rows[0]["id"])
         parts = urlsplit(self.uri)
         try:
             addresses = sorted({a[4][0] for a in socket.getaddrinfo(parts.hostname, None)})

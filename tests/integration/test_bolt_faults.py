@@ -10,7 +10,6 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -32,11 +31,8 @@ LOCK = {"task_key": "~faults", "owner": "me", "pid": 1, "host": "here", "now": 1
 
 
 @pytest.fixture
-def proxy(bolt_server: BoltServer) -> Iterator[BoltProxy]:
-    address = urlsplit(bolt_server.uri)
-    assert address.hostname is not None and address.port is not None
-    with BoltProxy(address.hostname, address.port) as proxy:
-        yield proxy
+def proxy(bolt_proxy: BoltProxy) -> BoltProxy:
+    return bolt_proxy
 
 
 @pytest.fixture
