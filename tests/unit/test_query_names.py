@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from provrepair.provenance.edges import NodeKind
@@ -90,6 +91,7 @@ def name_prefixes(tree: ast.AST, names: set[str]) -> list[str]:
     return found
 
 
+@cache
 def references() -> tuple[dict[str, list[str]], list[str]]:
     used: dict[str, list[str]] = {}
     built: list[str] = []

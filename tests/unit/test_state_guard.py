@@ -9,7 +9,6 @@ The scan is shown to catch a literal planted in each kind of file and folder (a 
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import shutil
@@ -65,18 +64,22 @@ def code_lines(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _python_code_lines(text: str) -> set[int]:
-    docstrings: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    """Line numbers holding code: not comments, and not a string standing as a statement
+    of its own (a docstring)."""
     code: set[int] = set()
+    statement_start = True  # after NEWLINE, INDENT, DEDENT: a string here is a docstring
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                              tokenize.DEDENT, tokenize.ENDMARKER):
-            code.update(range(token.start[0], token.end[0] + 1))
-    return code - docstrings
+        kind = token.type
+        if kind in (tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER):
+            continue
+        if kind in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            statement_start = True
+            continue
+        if not (kind == tokenize.STRING and statement_start):
+            first, last = token.start[0], token.end[0]
+            code.update(range(first, last + 1) if last > first else (first,))
+        statement_start = False
+    return code
 
 
 def offenders(root: Path) -> list[str]:
