@@ -76,7 +76,7 @@ test: lint lint-cypher typecheck chromium postgres
 test-bolt: install
 	PROVREPAIR_REQUIRE_NEO4J=1 $(BIN)/pytest -q -n auto -m neo4j
 
-# The lock and once-only tests, 20 iterations each (make test runs 2).
+# The lock and once-only tests, 20 iterations each (make test runs 1: the barriers order them).
 test-lock: install
 	PROVREPAIR_LOCK_ITERATIONS=20 $(BIN)/pytest -q -n auto tests/integration/test_task_lock.py tests/integration/test_repair_once.py
 
