@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from provrepair.provenance.errors import CaseError, UserError
+from provrepair.provenance.errors import CaseError, OutcomeUnknown, UserError
 
 # command name → "module:attribute" under provrepair.commands, in the order --help lists them
 COMMANDS = {
@@ -40,6 +40,11 @@ COMMANDS = {
     "browser-params": "view:browser_params",
     "bench": "bench:bench",
 }
+# Commands that converge when run again after a write whose outcome is unknown: their writes
+# are idempotent (MERGE on stable ids; a half-written ingest is completed or swapped again),
+# a repair run that never committed is rolled back and redone while a committed one is not
+# redone, and no tool call is issued twice (its durable log). Said with OutcomeUnknown.
+SAFE_TO_RERUN = frozenset({"db", "ingest", "delete", "plan", "repair", "export"})
 
 
 class LazyGroup(click.Group):
@@ -81,6 +86,9 @@ class LazyGroup(click.Group):
         except UserError as exc:
             # One line, always: a multi-line detail (a server log tail) is joined with " | ".
             message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            if isinstance(exc, OutcomeUnknown) and ctx.invoked_subcommand in SAFE_TO_RERUN:
+                message += (f"; `provrepair {ctx.invoked_subcommand}` is safe to re-run: run "
+                            "it again and it converges on the same state")
             click.echo(f"{type(exc).__name__}: {message}", err=True)
             if wants_json:  # scripts read stdout: the error as JSON too, every one of them
                 click.echo(json.dumps({"error": type(exc).__name__, "message": message,

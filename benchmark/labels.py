@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
 from provrepair.provenance.order import final_answer_step
-from provrepair.provenance.vocab import FaultType, StepType
+from provrepair.provenance.vocab import FaultType, MemoryStatus, StepType
 
 SPACE = re.compile(r"\s+")
 
@@ -121,4 +121,4 @@ def benign_active(case: Case) -> int:
     """The store size the paper bins by: benign records active when repair begins."""
     assert case.evaluation is not None
     benign = set(case.evaluation.benign_memory_ids)
-    return sum(1 for m in case.memory_store if m.memory_id in benign and m.status.value == "active")
+    return sum(1 for m in case.memory_store if m.memory_id in benign and m.status is MemoryStatus.ACTIVE)

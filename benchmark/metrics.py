@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.provenance.models import Case, Evaluation
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import MemoryStatus, StepType
 
-ACTIVE = "active"
+ACTIVE = MemoryStatus.ACTIVE.value
 Ratio = tuple[int, int]
 
 

@@ -21,7 +21,7 @@ from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import MemoryRecord
 from provrepair.provenance.rows import record_from_props
-from provrepair.provenance.state.runs import APPLIED_REPORT
+from provrepair.provenance.state.runs import APPLIED_REPORT, visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import StepType
@@ -100,7 +100,7 @@ def repaired_store(store: GraphStore, task_id: str) -> tuple[list[MemoryRecord],
     successors: dict[str, list[str]] = {}
     for row in store.run("list_task_nodes", {"task_key": task_key(task_id)}):
         props = row["props"]
-        if props["kind"] != "memory" or ("origin_run" in props and not props.get("committed")):
+        if props["kind"] != "memory" or not visible_node(props):
             continue
         record = record_from_props({k: v for k, v in props.items() if k not in REPAIR_ONLY_PROPS})
         assert isinstance(record, MemoryRecord)

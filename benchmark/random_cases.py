@@ -22,12 +22,15 @@ from typing import Any, Protocol, TypeVar
 
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.validate import validate_case
+from provrepair.provenance.vocab import MemoryStatus
 
 T = TypeVar("T")
 TASK = "t_gen"
 STEP_TYPES = ("claim", "memory_read", "final_answer", "plan", "tool_action", "tool_observation",
               "memory_write", "memory_update", "memory_delete", "memory_consolidate")
 SOURCES = ("agent_summary", "user_input", "tool_observation", "claim", "injected")
+ACTIVE, DELETED, SUPERSEDED = (MemoryStatus.ACTIVE.value, MemoryStatus.DELETED.value,
+                               MemoryStatus.SUPERSEDED.value)
 WINDOW = 8  # recent steps / memories offered as citations (keeps big cases linear-time)
 
 
@@ -86,7 +89,7 @@ class Generator:
     def recent_memories(self, active_only: bool = False) -> list[str]:
         out: list[str] = []
         for m in reversed(self.memories.values()):
-            if not active_only or m["status"] == "active":
+            if not active_only or m["status"] == ACTIVE:
                 out.append(m["memory_id"])
                 if len(out) == WINDOW:
                     break
@@ -99,7 +102,7 @@ class Generator:
             "memory_id": mid, "task_id": TASK, "content": f"record {mid}",
             "source": SOURCES[self.ch.integer(0, len(SOURCES) - 1)], "last_modified_by": by,
             "created_at": ts, "last_modified_at": ts, "derived_from": derived,
-            "supersedes": supersedes, "status": "active",
+            "supersedes": supersedes, "status": ACTIVE,
             "sufficient_from": [d for d in derived if self.ch.flag(50)]}
         return mid
 
@@ -114,13 +117,13 @@ class Generator:
             t += self.ch.integer(0, 3)
             earlier = self.recent_memories()
             derived = self.pick(earlier, 1, 2) if earlier and self.ch.flag(30) else []
-            live = [m for m in earlier if self.memories[m]["status"] != "superseded"]
+            live = [m for m in earlier if self.memories[m]["status"] != SUPERSEDED]
             old = self.pick(live, 1, 1) if live and self.ch.flag(15) else []
             mid = self.new_memory(t, derived, old[0] if old else None, None)
             if old:
-                self.retire(old[0], "superseded", None, t)
+                self.retire(old[0], SUPERSEDED, None, t)
             if self.ch.flag(12):
-                self.retire(mid, "deleted", None, t)
+                self.retire(mid, DELETED, None, t)
 
     # -- the trace --------------------------------------------------------------------------
     def add_input(self, turn: int) -> None:
@@ -214,7 +217,7 @@ class Generator:
                 generated.append(self.new_memory(now, derived, sup, sid))
         for m in invalidated:
             if not ch.flag(25):  # else: the mutation failed and the record stays active
-                self.retire(m, "deleted" if kind == "memory_delete" else "superseded", sid, now)
+                self.retire(m, DELETED if kind == "memory_delete" else SUPERSEDED, sid, now)
 
         # CHAIN: the previous step of the turn, sometimes a branch or a join, sometimes the
         # last step of the previous turn; always an earlier trace position, hence acyclic.
@@ -257,7 +260,7 @@ def generate(roots: Sequence[Chooser], steps: Sequence[Chooser], last: Chooser, 
     # Stale records (a failed delete/update/consolidate left them active) are rare among all
     # memories; make one of them the first fault often, so failed-mutation seeds are common.
     stale = [m for s in gen.steps for m in s["invalidated_memory_ids"]
-             if gen.memories[m]["status"] == "active"]
+             if gen.memories[m]["status"] == ACTIVE]
     if stale and last.flag(40):
         faults = list(dict.fromkeys([stale[last.integer(0, len(stale) - 1)], *faults]))[:n_faults]
     return gen.case(faults)

@@ -18,12 +18,13 @@ from provrepair.commands.output import emit_json, store
 def memory(task_id: str, show_all: bool, as_json: bool) -> None:
     """The task's memory store as it stands after its latest repair: the records the agent
     should retrieve now (with --all, every record and what changed it)."""
+    from provrepair.provenance.vocab import MemoryStatus
     from provrepair.repair.current import current_memories
 
     with store() as st:
         rows = current_memories(st, task_id)
     if not show_all:
-        rows = [r for r in rows if r["status"] == "active"]
+        rows = [r for r in rows if r["status"] == MemoryStatus.ACTIVE]
     if as_json:
         emit_json(rows)
         return

@@ -11,6 +11,7 @@ import click
 from provrepair.commands.output import emit_json, id_list, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.state.runs import ReportStatus
+from provrepair.provenance.vocab import MemoryStatus
 
 SCOPE_OPTION = click.option(
     "--scope", type=click.Choice(["task", "namespace"]), default="task", show_default=True,
@@ -208,7 +209,7 @@ def _print_report(report: Any) -> None:
                    f"{len(report.namespace_quarantined)} quarantined now")
         for c in copies:
             state = "reported" if (c["task_id"], c["memory_id"]) not in done \
-                else "deleted" if c.get("same_record") else "quarantined"
+                else MemoryStatus.DELETED.value if c.get("same_record") else MemoryStatus.QUARANTINED.value
             click.echo(f"    {c['task_id']}: {c['memory_id']} echoes {c['fault_id']} ({state})")
     for step_id, why in report.unresolved.items():
         click.echo(f"  unresolved {step_id}: {why}")

@@ -37,6 +37,7 @@ from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.state.memory import retired_status, version_id
 from provrepair.provenance.validate import parse_case
+from provrepair.provenance.vocab import MemoryStatus
 
 WARNINGS = "provrepair.warnings"  # world keys: what the reading could not see, and
 SOURCES = "provrepair.sources"    # where each step and input came from (span id, message)
@@ -429,7 +430,7 @@ class RunBuilder:
             return self._root(record_id, content, ts)
         match = [v for v in self.versions[record_id] if self.memories[v]["content"] == content]
         version = match[-1] if match else self.current(record_id)
-        self._set_status(version, "active", None)
+        self._set_status(version, MemoryStatus.ACTIVE.value, None)
         return version
 
     def _root(self, record_id: str, content: str, ts: int) -> str:
@@ -477,7 +478,7 @@ class RunBuilder:
         return {"memory_id": memory_id, "task_id": self.task_id, "content": content,
                 "source": "agent_summary", "last_modified_by": by, "created_at": ts,
                 "last_modified_at": ts, "derived_from": list(dict.fromkeys(derived_from)),
-                "supersedes": supersedes, "status": "active", "sufficient_from": []}
+                "supersedes": supersedes, "status": MemoryStatus.ACTIVE.value, "sufficient_from": []}
 
     def _set_status(self, memory_id: str, status: str, by: str | None) -> None:
         record = self.memories[memory_id]

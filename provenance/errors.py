@@ -17,7 +17,10 @@
     │   │                             path, another namespace or value key, another database)
     │   ├── ConfigError               bad PROVREPAIR_* settings (URI scheme, missing password)
     │   ├── StoreUnavailable          the store cannot be reached or started (with the reason),
-    │   │                             or has no such database
+    │   │   │                         or has no such database
+    │   │   └── OutcomeUnknown        the connection was lost while a write was committing:
+    │   │                             it may have landed (the CLI says which commands are safe
+    │   │                             to re-run)
     │   └── AccessDenied              the store refused a statement to this user (a read-only
     │                                 role writing, a user without schema rights migrating)
     └── InternalError                 our bug: a traceback is printed
@@ -123,6 +126,10 @@ class StoreUnavailable(UserError):
     """The graph store cannot be reached or started."""
 
 
+class OutcomeUnknown(StoreUnavailable):
+    """The connection was lost while a write was committing: it may or may not have landed."""
+
+
 class AccessDenied(UserError):
     """The graph store refused a statement to the connected user (its role's rights)."""
 
@@ -140,13 +147,15 @@ class StoreError(InternalError):
 
 
 def map_driver_error(exc: BaseException, query_name: str,
-                     database: str | None = None) -> ProvrepairError:
+                     database: str | None = None, *, write: bool = False) -> ProvrepairError:
     """Translate an engine/driver exception into the project tree.
 
     Connection and authentication failures are the user's environment (StoreUnavailable),
     and so are a database that does not exist and a right the user's role lacks; anything
     else the engine says about a query we sent is our bug (StoreError). A driver is only
     consulted if it is loaded: an exception can only come from a client already imported.
+    A `write` whose commit went unanswered (the Neo4j driver's IncompleteCommit) is
+    OutcomeUnknown: it may have landed.
     """
     rex = sys.modules.get("redis.exceptions")
     neo = sys.modules.get("neo4j.exceptions")
@@ -163,6 +172,9 @@ def map_driver_error(exc: BaseException, query_name: str,
             hint = ("; the schema is created once by a user with schema rights: provrepair db "
                     "migrate" if "/schema/" in query_name else "")
             return AccessDenied(f"the graph store refused {query_name} to this user: {said}{hint}")
+    if write and neo is not None and isinstance(exc, neo.IncompleteCommit):
+        return OutcomeUnknown(f"the connection to the graph store was lost while {query_name} "
+                              "was committing: the write may have landed or not")
     unreachable: tuple[type[BaseException], ...] = (ConnectionError, OSError)
     if rex is not None:
         unreachable += (rex.ConnectionError, rex.TimeoutError)

@@ -14,12 +14,13 @@ must give the number that was written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from provrepair.provenance.edges import Edge, NodeKind
 from provrepair.provenance.keys import node_uid
 from provrepair.provenance.models import Case, ExecutionStep, MemoryRecord, ToolSpec, UserInput
+from provrepair.provenance.vocab import EdgeLabel, StepType
 
 JSON_FIELDS = ("tool_args", "facts", "derivation")
 
@@ -83,21 +84,72 @@ def node_type(props: dict[str, Any]) -> str:
     return "memories" if props["kind"] == NodeKind.MEMORY else "user_inputs"
 
 
+# The write query of each kind of node row and of each edge type, every name spelled out so
+# that a reader (or grep) finds each use of each cypher/ingest/ file; labels and relationship
+# types cannot be parameters, so each label set has its own query text.
+# tests/unit/test_query_names.py checks the tables cover the enums and name real files.
+MERGE_QUERY: Mapping[str, str] = {NodeKind.MEMORY: "merge_memories",
+                                  NodeKind.USER_INPUT: "merge_user_inputs"}
+MERGE_STEP_QUERY: Mapping[StepType, str] = {
+    StepType.MEMORY_READ: "merge_step_memory_read",
+    StepType.CLAIM: "merge_step_claim",
+    StepType.PLAN: "merge_step_plan",
+    StepType.TOOL_ACTION: "merge_step_tool_action",
+    StepType.TOOL_OBSERVATION: "merge_step_tool_observation",
+    StepType.FINAL_ANSWER: "merge_step_final_answer",
+    StepType.MEMORY_WRITE: "merge_step_memory_write",
+    StepType.MEMORY_DELETE: "merge_step_memory_delete",
+    StepType.MEMORY_UPDATE: "merge_step_memory_update",
+    StepType.MEMORY_CONSOLIDATE: "merge_step_memory_consolidate",
+}
+# Into a staging copy every row is new: CREATE, not MERGE (cypher/ingest/create_staged_*).
+CREATE_STAGED_QUERY: Mapping[str, str] = {NodeKind.MEMORY: "create_staged_memories",
+                                          NodeKind.USER_INPUT: "create_staged_user_inputs"}
+CREATE_STAGED_STEP_QUERY: Mapping[StepType, str] = {
+    StepType.MEMORY_READ: "create_staged_step_memory_read",
+    StepType.CLAIM: "create_staged_step_claim",
+    StepType.PLAN: "create_staged_step_plan",
+    StepType.TOOL_ACTION: "create_staged_step_tool_action",
+    StepType.TOOL_OBSERVATION: "create_staged_step_tool_observation",
+    StepType.FINAL_ANSWER: "create_staged_step_final_answer",
+    StepType.MEMORY_WRITE: "create_staged_step_memory_write",
+    StepType.MEMORY_DELETE: "create_staged_step_memory_delete",
+    StepType.MEMORY_UPDATE: "create_staged_step_memory_update",
+    StepType.MEMORY_CONSOLIDATE: "create_staged_step_memory_consolidate",
+}
+CREATE_STAGED_EDGES_QUERY: Mapping[EdgeLabel, str] = {
+    EdgeLabel.CHAIN: "create_staged_edges_chain",
+    EdgeLabel.CITE: "create_staged_edges_cite",
+    EdgeLabel.SUPPORT: "create_staged_edges_support",
+    EdgeLabel.PRODUCE: "create_staged_edges_produce",
+    EdgeLabel.DELETE: "create_staged_edges_delete",
+    EdgeLabel.UPDATE: "create_staged_edges_update",
+    EdgeLabel.CONSOLIDATE: "create_staged_edges_consolidate",
+    EdgeLabel.SUPERSEDE: "create_staged_edges_supersede",
+    EdgeLabel.DERIVE: "create_staged_edges_derive",
+    EdgeLabel.INITIATE: "create_staged_edges_initiate",
+}
+
+
 def node_query(props: dict[str, Any]) -> str:
     """The MERGE query for a node row (labels in the pattern; see
     cypher/ingest/merge_step_claim.cypher)."""
-    return "merge_" + node_type(props)
+    if props["kind"] == NodeKind.STEP:
+        return MERGE_STEP_QUERY[props["step_type"]]
+    return MERGE_QUERY[props["kind"]]
 
 
 def staged_node_query(props: dict[str, Any]) -> str:
     """The CREATE query of a node row written into a staging copy (every row is new there:
     cypher/ingest/create_staged_memories.cypher)."""
-    return "create_staged_" + node_type(props)
+    if props["kind"] == NodeKind.STEP:
+        return CREATE_STAGED_STEP_QUERY[props["step_type"]]
+    return CREATE_STAGED_QUERY[props["kind"]]
 
 
-def staged_edge_query(label: str) -> str:
+def staged_edge_query(label: EdgeLabel) -> str:
     """The CREATE query of an edge row of a staging copy: one per relationship type."""
-    return f"create_staged_edges_{label.lower()}"
+    return CREATE_STAGED_EDGES_QUERY[label]
 
 
 def group_node_rows(rows: Iterable[dict[str, Any]],

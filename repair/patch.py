@@ -48,7 +48,7 @@ from pydantic import (
 from provrepair.provenance.errors import InputError, NotRepaired
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.state.runs import changes_memory
+from provrepair.provenance.state.runs import changes_memory, visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.echo import REASON
@@ -162,7 +162,7 @@ class _Node:
     @staticmethod
     def of(props: dict[str, Any], run_id: str | None) -> _Node | None:
         origin, status = props.get("origin_run"), props["status"]
-        if origin is not None and not props.get("committed"):
+        if not visible_node(props):
             return None  # a repair that never committed is not part of the task
         if run_id is None:  # the whole version: from the recorded state
             # status_recorded: kept by the first run that changed the record; a graph

@@ -26,7 +26,7 @@ from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
 from provrepair.provenance.models import Case
 from provrepair.provenance.readback import get_task_props, read_case
-from provrepair.provenance.state.runs import ReportStatus, RunStatus, commit_props, run_params
+from provrepair.provenance.state.runs import ReportStatus, RunStatus, commit_props, run_params, wrote_replay
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
@@ -53,8 +53,6 @@ from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
 
 METHOD = "dependency_guided"
-# committed runs that wrote a replay (a needs_human stop writes only its memory side)
-REPLAYED_RUN_STATUSES = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL})
 
 
 @dataclass(frozen=True)
@@ -170,7 +168,7 @@ def _sweep_namespace(store: GraphStore, report: RepairReport, quarantine: bool) 
 
 def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
     """What the runs up to the partial run `base` replayed, and what `base` left unresolved."""
-    runs = [r for r in list_runs(store, task_id) if r["status"] in REPLAYED_RUN_STATUSES]
+    runs = [r for r in list_runs(store, task_id) if wrote_replay(r["status"])]
     runs.sort(key=lambda r: r["created"])
     order = [r["run_id"] for r in runs]
     summary = next(r["summary"] for r in runs if r["run_id"] == base)
@@ -291,7 +289,7 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
             result: ReplayResult) -> RepairReport:
     if result.needs_human:
         return _stopped_report(task_id, run_id, plan, state, result)
-    active = sorted(m.memory_id for m in state.memories.values() if m.status.value == "active")
+    active = sorted(m.memory_id for m in state.memories.values() if m.status is MemoryStatus.ACTIVE)
     # `repaired` only when every replayed step resolved (unresolved ones propagate, executor.py)
     partial = bool(result.unresolved)
     return RepairReport(
@@ -315,7 +313,7 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
     """A repair that stopped before a side effect: only its memory side is applied."""
     removed = set(plan.delete_memory_ids) | set(plan.quarantine_memory_ids)
     active = sorted(m.memory_id for m in state.case.memory_store
-                    if m.status.value == "active" and m.memory_id not in removed)
+                    if m.status is MemoryStatus.ACTIVE and m.memory_id not in removed)
     return RepairReport(
         task_id=task_id, run_id=run_id, status=ReportStatus.NEEDS_HUMAN.value, answer=None,
         plan=plan.model_dump(), deleted=plan.delete_memory_ids,

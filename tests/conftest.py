@@ -14,11 +14,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
+from tests.bolt_proxy import BoltProxy
 from tests.bolt_server import ARCADEDB, BoltServer, ServerStartError, describe_choice
 from tests.bolt_server import bolt_server as start_bolt_server
 
@@ -98,6 +100,16 @@ def bolt_database(bolt_server: BoltServer, request: pytest.FixtureRequest) -> It
     name = bolt_server.new_database()
     yield name
     bolt_server.drop_database(name)
+
+
+@pytest.fixture
+def bolt_proxy(bolt_server: BoltServer) -> Iterator[BoltProxy]:
+    """A TCP proxy to the Bolt server that can cut a connection mid-command
+    (tests/bolt_proxy.py); also the same server under another address."""
+    address = urlsplit(bolt_server.uri)
+    assert address.hostname is not None and address.port is not None
+    with BoltProxy(address.hostname, address.port) as proxy:
+        yield proxy
 
 
 @pytest.fixture

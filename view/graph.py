@@ -16,6 +16,7 @@ from typing import Any
 from provrepair.provenance.errors import TaskNotFound
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.state.memory import OUT_OF_RETRIEVAL
 from provrepair.provenance.state.runs import is_committed_repair, is_finished, visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.vocab import RepairEdge, RunMark
@@ -60,7 +61,7 @@ def view_data(store: GraphStore, task_id: str, run_id: str | None = None) -> dic
     return {"task": {"task_id": task["task_id"], "domain": task.get("domain", ""),
                      "diagnosed_faults": task.get("diagnosed_faults", [])},
             "run": _run_summary(run), "palette": page_palette(), "nodes": nodes,
-            "edges": edges}
+            "edges": edges, "out_of_retrieval": sorted(s.value for s in OUT_OF_RETRIEVAL)}
 
 
 def _run_summary(run: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -58,8 +58,9 @@
               style: {'background-color': p.color, 'border-color': p.border}};
     });
     var rest = [
-      {selector: 'node[status = "deleted"], node[status = "quarantined"]',
-       style: {'border-style': 'dashed', 'border-width': 3}},
+      {selector: data.out_of_retrieval.map(function (s) {  // provenance/state/memory.py
+        return 'node[status = "' + s + '"]';
+      }).join(', '), style: {'border-style': 'dashed', 'border-width': 3}},
       {selector: 'edge', style: {
         'width': 1.2, 'line-color': '#9AA1AC', 'opacity': 0.85,
         'curve-style': BIG ? 'haystack' : 'bezier',

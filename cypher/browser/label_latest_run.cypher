@@ -32,6 +32,6 @@ FOREACH (_ IN CASE WHEN type(m) = 'PRESERVED' THEN [1] ELSE [] END | SET v:Prese
 FOREACH (_ IN CASE WHEN type(m) = 'SUSPICIOUS' THEN [1] ELSE [] END | SET v:Suspicious)
 WITH t, nodes, r, count(m) AS marks
 OPTIONAL MATCH (g:Node {task_key: t.task_key})
-WHERE g.origin_run IS NOT NULL AND g.committed = true
+WHERE @committed_repair_written(g)
 FOREACH (_ IN CASE WHEN g IS NULL THEN [] ELSE [1] END | SET g:Regenerated)
 RETURN r.run_id AS run_id, nodes, marks, count(g) AS regenerated

@@ -12,7 +12,7 @@ WITH t, r
 ORDER BY r.created DESC, r.run_id DESC
 LIMIT 1
 MATCH (new:Node {task_key: t.task_key})
-WHERE new.origin_run = r.run_id
+WHERE @written_by(new, r.run_id)
 MATCH (new)-[x:REPLAYS]->(old:Node)
 OPTIONAL MATCH (old)-[po:PRODUCE]->(om:Node)
 OPTIONAL MATCH (new)-[pn:PRODUCE]->(nm:Node)

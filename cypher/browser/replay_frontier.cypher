@@ -16,5 +16,5 @@ WHERE type(m) IN ['REPLAY', 'ANSWER_RELEVANT']
 WITH collect(DISTINCT v) AS replayed
 UNWIND replayed AS v
 OPTIONAL MATCH (p:Node)-[e]->(v)
-WHERE type(e) <> 'CHAIN' AND p.origin_run IS NULL
+WHERE type(e) <> 'CHAIN' AND @recorded(p)
 RETURN p, e, v, NOT p IN replayed AS frontier

@@ -5,6 +5,6 @@
 // unfinished ingest and pending nodes of a repair that died before committing are left out.
 MATCH (n:Node)
 WHERE n.task_key STARTS WITH $live_prefix
-  AND (n.origin_run IS NULL OR n.committed = true)
+  AND @visible(n)
 RETURN n.kind AS kind, count(n) AS nodes
 ORDER BY kind

@@ -8,14 +8,14 @@
 MATCH (t:Task)
 WHERE t.task_key STARTS WITH $live_prefix
 OPTIONAL MATCH (n:Node {task_key: t.task_key})
-WITH t, n, n.origin_run IS NULL AS recorded
+WITH t, n, @recorded(n) AS recorded
 RETURN t.task_id AS task_id, t.domain AS domain, t.complete AS complete,
        t.memory_namespace AS memory_namespace,
        coalesce(t.warnings, []) AS warnings,
        count(CASE WHEN recorded AND n.kind = 'user_input' THEN 1 END) AS user_inputs,
        count(CASE WHEN recorded AND n.kind = 'memory' THEN 1 END) AS memories,
        count(CASE WHEN recorded AND n.kind = 'step' THEN 1 END) AS steps,
-       count(CASE WHEN NOT recorded AND n.committed = true THEN 1 END) AS repair_nodes,
-       count(CASE WHEN NOT recorded AND coalesce(n.committed, false) = false THEN 1 END)
+       count(CASE WHEN @committed_repair_written(n) THEN 1 END) AS repair_nodes,
+       count(CASE WHEN @pending(n) THEN 1 END)
          AS pending_nodes
 ORDER BY task_id

@@ -5,7 +5,7 @@
 // the task's size); the planner takes the last by timestamp, ties by trace position.
 MATCH (w:FinalAnswer {task_key: $task_key})
 WITH w
-WHERE w.origin_run IS NULL
+WHERE @recorded(w)
 RETURN w.uid AS uid, w.id AS id, w.task_key AS task_key, w.kind AS kind,
        w.step_type AS step_type, w.status AS status, w.ts AS ts, w.turn AS turn,
        w.position AS position

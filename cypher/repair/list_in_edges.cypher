@@ -11,7 +11,7 @@
 UNWIND $uids AS u
 MATCH (v:Node {uid: u})<-[r]-(w)
 WITH u, r, w
-WHERE w.origin_run IS NULL AND type(r) IN $labels
+WHERE @recorded(w) AND type(r) IN $labels
 WITH collect(u) AS anchors, collect(type(r)) AS labels,
      collect(coalesce(r.sufficient, false)) AS sufficient, collect(w.uid) AS uids,
      collect(DISTINCT w) AS far

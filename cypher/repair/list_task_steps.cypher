@@ -5,5 +5,5 @@
 // plan lists preserved steps explicitly.
 MATCH (n:Node {task_key: $task_key})
 WITH n
-WHERE n.kind = 'step' AND n.origin_run IS NULL
+WHERE n.kind = 'step' AND @recorded(n)
 RETURN collect(n.id) AS ids, collect(n.position) AS positions

@@ -20,5 +20,5 @@ MATCH (n:Node {uid: row.uid})
 FOREACH (_ IN CASE WHEN row.audit THEN [1] ELSE [] END |
   SET n.status_before = n.status, n.status_run = $run_id,
       n.status_recorded = coalesce(n.status_recorded, n.status))
-SET n.status = coalesce(row.status, n.status), n.committed = true
+SET n.status = coalesce(row.status, n.status), @commit(n)
 RETURN count(n) AS changed

@@ -47,6 +47,6 @@ SET r.status = $aborted, r.finished = false
 WITH r
 OPTIONAL MATCH (n:Node {task_key: $task_key})
 WITH r, n
-WHERE n.origin_run = $run_id AND coalesce(n.committed, false) = false
+WHERE @pending_of(n, $run_id)
 DETACH DELETE n
 RETURN count(n) AS removed

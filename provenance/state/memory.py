@@ -55,6 +55,15 @@ def visible_now(props: Mapping[str, Any]) -> bool:
     return props.get("status") == MemoryStatus.ACTIVE and visible_node(props)
 
 
+# What a repair takes out of the agent's retrieval, keeping the content (docs/method.md rules
+# 1-2): the view draws these records dashed.
+OUT_OF_RETRIEVAL = frozenset({MemoryStatus.DELETED, MemoryStatus.QUARANTINED})
+
+# The status of a record a repair run wrote until the run commits and gives it its own
+# (repair/replay/writeback.py; cypher/replay/commit_repair_run): never active before that.
+PENDING = "pending"
+
+
 def memory_params() -> dict[str, str]:
     """The status a query selects visible records by, as a Cypher parameter (`$active`):
     a query never spells it; `visible_now` decides the rest on what it returns."""

@@ -13,11 +13,17 @@ readers of older stores; queries read the status sets of `run_params()` instead.
 A node of a task is visible (part of the task as it stands) when it was recorded, or when a
 repair that committed wrote it; what the recorded case said of a record a repair changed is
 kept beside its new status (`status_before`, `status_run`: cypher/replay/commit_repair_run).
+
+    write  → pending_props(run)       a node a run writes: origin_run set, not committed
+    commit → `@commit(n)` in Cypher    committed with its run (cypher/replay/commit_repair_run)
+
+The Python predicates (`visible_node`, `committed_by`) and the Cypher spellings of the same
+rules (`CYPHER_RULES`, which the query files name as `@visible(n)`) live side by side here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -84,6 +90,15 @@ def commit_props(status: RunStatus | str) -> dict[str, Any]:
     return {"status": final.value, "finished": True}
 
 
+# Committed runs that wrote a replay (new steps, regenerated records): a needs_human stop
+# writes only its memory side.
+WROTE_REPLAY = frozenset({RunStatus.REPAIRED, RunStatus.PARTIAL})
+
+
+def wrote_replay(status: object) -> bool:
+    return status in WROTE_REPLAY
+
+
 PARAMS: dict[str, Any] = {
     "finished_statuses": sorted(s.value for s in FINISHED),
     "repair_statuses": sorted(s.value for s in COMMITTED_REPAIR),
@@ -105,6 +120,40 @@ def visible_node(props: Mapping[str, Any], run_id: str | None = None) -> bool:
     if origin is None:
         return True
     return bool(props.get("committed")) and (run_id is None or origin == run_id)
+
+
+def committed_by(props: Mapping[str, Any], run_ids: Container[str]) -> bool:
+    """A node one of these runs wrote, once that run committed (not a recorded node)."""
+    return props.get("origin_run") in run_ids and bool(props.get("committed"))
+
+
+def pending_props(run_id: str) -> dict[str, Any]:
+    """What a node a run writes carries until the run commits: no part of the task before."""
+    return {"origin_run": run_id, "committed": False}
+
+
+# The same rules in Cypher: a query under cypher/ names one as `@recorded(w)` (arguments are
+# Cypher expressions: `@pending_of(n, $run_id)`), and the registry (provenance/store/queries.py)
+# puts the text in when it loads the file, so no query spells a rule itself. Each is the
+# Cypher of a predicate above (tests/integration/test_run_state_readers.py runs them on both
+# engines against `visible_node`).
+CYPHER_RULES: dict[str, str] = {
+    # recorded by the agent: no repair run wrote it
+    "recorded": "{0}.origin_run IS NULL",
+    # written by a repair run, committed or not
+    "repair_written": "{0}.origin_run IS NOT NULL",
+    # written by the run whose id is {1}, committed or not
+    "written_by": "{0}.origin_run = {1}",
+    # part of the task as it stands: visible_node(props)
+    "visible": "({0}.origin_run IS NULL OR {0}.committed = true)",
+    # written by a repair that committed: visible and not recorded
+    "committed_repair_written": "({0}.origin_run IS NOT NULL AND {0}.committed = true)",
+    # written by a repair that has not committed (by the run whose id is {1})
+    "pending": "({0}.origin_run IS NOT NULL AND coalesce({0}.committed, false) = false)",
+    "pending_of": "({0}.origin_run = {1} AND coalesce({0}.committed, false) = false)",
+    # the commit point's mark on every node the commit changes (a SET item)
+    "commit": "{0}.committed = true",
+}
 
 
 def recorded_status(props: Mapping[str, Any]) -> Any:

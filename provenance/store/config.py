@@ -12,7 +12,8 @@
     PROVREPAIR_GRAPH      FalkorDB graph name (default provrepair; the vault is <name>_vault),
                           so several independent stores can share one server
     PROVREPAIR_CONNECT_TIMEOUT  seconds to wait for a store to connect and answer (default 10;
-                          a statement itself may run longer: 600 s on FalkorDB)
+                          a statement itself may run longer: 600 s on FalkorDB); on Neo4j
+                          also how long a statement is retried after a lost connection
 
 Credentials never travel in a URI (URIs are echoed in messages); they come from the
 variables a `Credentials` names, so an error can say which variable to set.

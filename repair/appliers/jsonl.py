@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from provrepair.provenance.errors import InputError, TargetMismatch
+from provrepair.provenance.vocab import MemoryStatus
+
+# A record's `status` in the file, as in the case format (`status` absent: active).
+ACTIVE, QUARANTINED = MemoryStatus.ACTIVE.value, MemoryStatus.QUARANTINED.value
 
 
 class JsonlMemory:
@@ -39,16 +43,16 @@ class JsonlMemory:
         self._dirty = False
 
     def get(self, memory_id: str) -> str | None:
-        return self._content(memory_id, "active")
+        return self._content(memory_id, ACTIVE)
 
     def quarantined(self, memory_id: str) -> str | None:
-        return self._content(memory_id, "quarantined")
+        return self._content(memory_id, QUARANTINED)
 
     def put(self, memory_id: str, content: str) -> None:
         with self.transaction():
             records = self._held()
             records[memory_id] = {**records.get(memory_id, {"id": memory_id}),
-                                  self.value_key: content, "status": "active"}
+                                  self.value_key: content, "status": ACTIVE}
             self._dirty = True
 
     def remove(self, memory_id: str) -> None:
@@ -59,7 +63,7 @@ class JsonlMemory:
         with self.transaction():
             record = self._held().get(memory_id)
             if record is not None:
-                record["status"] = "quarantined"
+                record["status"] = QUARANTINED
                 self._dirty = True
 
     @contextmanager
@@ -83,7 +87,7 @@ class JsonlMemory:
     def _content(self, memory_id: str, status: str) -> str | None:
         with self.transaction():
             record = self._held().get(memory_id)
-        if record is None or record.get("status", "active") != status:
+        if record is None or record.get("status", ACTIVE) != status:
             return None
         value = record.get(self.value_key)
         return value if isinstance(value, str) else None

@@ -72,7 +72,8 @@ def _support_reason(trace: PlanTrace, node: Node) -> str:
         return f"inherits the supported verdict of {parents}"
     if node.uid in support.checked:
         tainted = set(trace.region.nodes) | {m.uid for m, _ in trace.seeds.values()}
-        tried = rejected_inputs(trace.view, node, tainted)
+        # in trace order: the engines list a node's inputs in an order of their own
+        tried = sorted(rejected_inputs(trace.view, node, tainted), key=lambda t: t[0].order())
         if not tried:
             return "checked: no sufficient predecessor"
         return "checked, unsupported: " + "; ".join(f"{p.id} {why}" for p, why in tried)

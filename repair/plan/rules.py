@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.plan.graph import Node
 
 
@@ -20,7 +21,7 @@ def quarantine_unsupported_affected_memory(unsupported: Iterable[Node], deleted:
     """Rule 2. Unsupported affected memory → quarantine, out of retrieval:
     M_quar = (A ∩ V_mem ∩ active) \\ F (records already inactive keep their status)."""
     return {v.uid for v in unsupported
-            if v.is_memory and v.status == "active" and v.uid not in deleted}
+            if v.is_memory and v.status == MemoryStatus.ACTIVE and v.uid not in deleted}
 
 
 def preserve_independently_supported_candidate(affected: Iterable[Node],

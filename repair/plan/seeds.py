@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from provrepair.provenance.errors import CaseError
+from provrepair.provenance.state.memory import memory_params
 from provrepair.repair.plan.graph import GraphView, Node
 
 
@@ -25,7 +26,7 @@ def resolve_seeds(view: GraphView, fault_ids: Sequence[str]) -> dict[str, tuple[
     """fault id → (m, r(m)). Raises CaseError for an id that is not a memory of the task."""
     uids = [view.uid(f) for f in fault_ids]
     found: dict[str, dict[str, list[Node]]] = defaultdict(lambda: defaultdict(list))
-    for row in view.rows("resolve_seeds", {"uids": uids}):
+    for row in view.rows("resolve_seeds", {"uids": uids, **memory_params()}):
         found[row["fault_uid"]][row["relation"]].append(view.node(row))
     seeds: dict[str, tuple[Node, Node]] = {}
     for fault_id, uid in zip(fault_ids, uids, strict=True):

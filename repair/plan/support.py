@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from provrepair.provenance.vocab import EdgeLabel, StepType
+from provrepair.provenance.vocab import EdgeLabel, MemoryStatus, StepType
 from provrepair.repair.plan.graph import GraphView, Hop, Node
 
 SUPPORT_LABELS = frozenset({EdgeLabel.SUPPORT, EdgeLabel.CITE, EdgeLabel.DERIVE,
@@ -37,7 +37,7 @@ def is_checkable(v: Node, has_derive_input: bool) -> bool:
     """Claims, plans, answers, memory mutations, and active derived memories (§3)."""
     if v.is_step:
         return v.step_type in CHECKED_STEP_TYPES  # StrEnum members hash and compare as str
-    return v.is_memory and v.status == "active" and has_derive_input
+    return v.is_memory and v.status == MemoryStatus.ACTIVE and has_derive_input
 
 
 def is_admissible(p: Node, v: Node) -> bool:
@@ -46,7 +46,7 @@ def is_admissible(p: Node, v: Node) -> bool:
     if p.kind == "user_input":
         return v.is_step and p.turn == v.turn
     if p.is_memory:
-        return p.status == "active"
+        return p.status == MemoryStatus.ACTIVE
     return (p.is_a(StepType.TOOL_OBSERVATION) and p.status == "ok") or p.is_a(StepType.CLAIM)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import ExecutionStep, MemoryRecord
 from provrepair.provenance.rows import record_from_props
+from provrepair.provenance.state.runs import committed_by
 from provrepair.provenance.store.base import GraphStore
 
 _REPAIR_ONLY = ("origin_run", "replaces")
@@ -37,7 +38,7 @@ def read_prior(store: GraphStore, task_id: str, run_order: list[str],
     latest of them left unresolved."""
     rank = {run_id: i for i, run_id in enumerate(run_order)}
     rows = [r["props"] for r in store.run("list_task_nodes", {"task_key": task_key(task_id)})
-            if r["props"].get("origin_run") in rank and r["props"].get("committed")]
+            if committed_by(r["props"], rank)]
     rows.sort(key=lambda p: rank[p["origin_run"]])
     prior = PriorOutcome(frozenset(redo))
     for props in rows:  # newer runs last: their replacement wins

@@ -20,7 +20,8 @@ from provrepair.provenance.edges import memory_edges, step_edges
 from provrepair.provenance.keys import node_uid as _uid
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.rows import edge_row, group_node_rows, memory_row, step_row
-from provrepair.provenance.state.runs import run_params
+from provrepair.provenance.state.memory import PENDING
+from provrepair.provenance.state.runs import pending_props, run_params
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.repair.replay.executor import ReplayResult
 from provrepair.repair.replay.state import RepairState
@@ -69,11 +70,11 @@ def commit(store: GraphStore, state: RepairState, result: ReplayResult, run_key:
 
 def _tagged(row: dict[str, Any], run_id: str, replaces: str | None, *,
             pending: bool = False) -> dict[str, Any]:
-    row["props"].update(origin_run=run_id, committed=False)
+    row["props"].update(pending_props(run_id))
     if replaces is not None:
         row["props"]["replaces"] = replaces
     if pending:
-        row["props"]["status"] = "pending"
+        row["props"]["status"] = PENDING
     return row
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import ServerInfo
+from provrepair.provenance.store.neo4j import Neo4jStore
 from tests.bolt_server import BoltServer
 from tests.conftest import EXAMPLES, Cli
 
@@ -98,3 +99,16 @@ def test_a_write_hands_its_bookmark_to_the_next_read(neo4j_store: GraphStore) ->
     assert neo4j_store.run("get_task_lock", {"task_key": "~bookmarked"})[0]["holder"] == "me"
     neo4j_store.run("release_task_lock", {"task_key": "~bookmarked", "owner": "me"})
     assert set(manager.get_bookmarks()) not in (after_unit, set())
+
+
+@pytest.mark.neo4j
+def test_neo4j_scheme_on_a_single_server(bolt_server: BoltServer, bolt_database: str,
+                                         neo4j_store: GraphStore) -> None:
+    """`neo4j://` to one server that is no cluster: it routes every statement to itself
+    (README, "Running on a Neo4j cluster or Aura")."""
+    uri = bolt_server.uri.replace("bolt://", "neo4j://", 1)
+    with Neo4jStore(uri, bolt_server.user, bolt_server.password, database=bolt_database) as store:
+        lock = {"task_key": "~routed", "owner": "me", "pid": 1, "host": "here", "now": 1,
+                "purpose": "test", "stale_owner": ""}
+        store.run("acquire_task_lock", lock)  # a write
+        assert store.run("get_task_lock", {"task_key": "~routed"})[0]["holder"] == "me"  # a read

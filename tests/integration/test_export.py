@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,7 +18,9 @@ from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.embedded import EmbeddedServer, ServerInfo
 from provrepair.provenance.store.falkordb import FalkorDBStore
-from tests.bolt_server import BoltServer
+from provrepair.provenance.store.neo4j import Neo4jStore
+from tests.bolt_proxy import BoltProxy
+from tests.bolt_server import ARCADEDB, BoltServer
 from tests.conftest import EXAMPLES, Cli
 from tests.helpers import example_raw
 
@@ -256,3 +259,35 @@ def test_export_to_neo4j(exporter: Cli, neo4j_store: GraphStore, bolt_server: Bo
         ok(exporter("export", "--task", TASK, "--to", bolt_server.uri, "--database", bolt_database))
     assert snapshot(neo4j_store)["edges"] and len(snapshot(neo4j_store)["nodes"]) == 26
     check_browser_queries(neo4j_store, report)
+
+
+@pytest.mark.neo4j
+def test_a_bolt_store_is_one_store_under_any_name_of_its_host(
+        bolt_server: BoltServer, bolt_database: str, neo4j_store: GraphStore) -> None:
+    """What `export` compares to refuse copying a task onto the store it reads from."""
+    port = urlsplit(bolt_server.uri).port
+    with Neo4jStore(f"bolt://localhost:{port}", bolt_server.user, bolt_server.password,
+                    database=bolt_database) as store:
+        assert store.identity() == neo4j_store.identity()
+    if bolt_server.kind != ARCADEDB:
+        return  # a Neo4j test server has one database to give (tests/bolt_server.py)
+    other = bolt_server.new_database()  # another database of the same server: another store
+    try:
+        with Neo4jStore(f"bolt://127.0.0.1:{port}", bolt_server.user, bolt_server.password,
+                        database=other) as store:
+            assert store.identity() != neo4j_store.identity()
+    finally:
+        bolt_server.drop_database(other)
+
+
+@pytest.mark.neo4j
+@pytest.mark.arcadedb_differs("no db.info(): a Bolt server is known by its address and port, "
+                              "so one database reached at another port is not recognised")
+def test_one_database_reached_at_another_address_is_the_same_store(
+        bolt_proxy: BoltProxy, bolt_server: BoltServer, bolt_database: str,
+        neo4j_store: GraphStore) -> None:
+    """A cluster's other member (here: the same server behind a proxy on another port) serves
+    the same database: Neo4j's own id of it (db.info) says so, not the address."""
+    with Neo4jStore(bolt_proxy.uri, bolt_server.user, bolt_server.password,
+                    database=bolt_database) as member:
+        assert member.identity() == neo4j_store.identity()

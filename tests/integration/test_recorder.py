@@ -224,7 +224,7 @@ def test_event_stream_bad_line_names_the_line(cli: Cli) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_follow_a_growing_file(cli: Cli, tmp_path: Path) -> None:
+def test_follow_a_growing_file(cli: Cli, falkordb_store: GraphStore, tmp_path: Path) -> None:
     case = case_without_evaluation()
     events = [*events_in_time_order(case), {"kind": "end", "task_id": case.task_id}]
     stream = tmp_path / "events.jsonl"
@@ -234,7 +234,11 @@ def test_follow_a_growing_file(cli: Cli, tmp_path: Path) -> None:
     proc = subprocess.Popen([str(exe), "ingest", "--follow", str(stream), "--idle-timeout", "60",
                              "--json"], env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    time.sleep(1.0)
+    # the follower has read the first half (its first flush is stored) and waits for more
+    deadline = time.monotonic() + 60
+    while not falkordb_store.run("get_task", {"task_key": task_key(case.task_id)}):
+        assert time.monotonic() < deadline and proc.poll() is None, "the follow never flushed"
+        time.sleep(0.05)
     with stream.open("a") as handle:
         for event in events[half:]:
             handle.write(json.dumps(event) + "\n")

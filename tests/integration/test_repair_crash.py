@@ -47,8 +47,9 @@ def outcome(report: dict[str, Any]) -> tuple[Any, ...]:
             report["active_memory_ids"], sorted(report["replayed"]))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def clean_outcome(server_home: Path, server: Any) -> tuple[Any, ...]:
+    """What an uninterrupted repair of the example decides (the same for every test)."""
     cli = Cli(server_home, "crash_reference")
     cli("ingest", "--replace", str(EXAMPLE))
     report = json.loads(run_repair(cli).stdout)

@@ -1,7 +1,7 @@
 """The agent's tools declared once (repair/tools/declared.py, registry.py, mcp.py): classes
 from the user, the case and the pack, in that order; an undeclared tool is irreversible; a
 call that cannot run or fails raises ToolUnavailable (the step becomes unresolved); tools
-files and module:object references; an MCP server over stdio (tests/mcp_tool_server.py)."""
+files and module:object references (an MCP server over stdio: tests/integration/test_mcp_stdio.py)."""
 
 from __future__ import annotations
 
@@ -116,31 +116,3 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
 
 def get_price_schema() -> dict[str, Any]:
     return {}
-
-
-def test_mcp_server_tools_over_stdio(tmp_path: Path) -> None:
-    log = tmp_path / "calls.jsonl"
-    tools = ToolSet().add_mcp(mcp_agent.server_command(), {"get_price": "read_only"},
-                              env=mcp_agent.server_env(log))
-    trusting = ToolSet().add_mcp(mcp_agent.server_command(), env=mcp_agent.server_env(log),
-                                 trust_annotations=True)
-    try:
-        registry = ToolRegistry([], {}, declared=tools)
-        assert registry.call("get_price", {"store": "StoreC"}).result == "StoreC: $63.99"
-        with pytest.raises(ToolFailed, match="get_price failed on the MCP server"):
-            registry.call("get_price", {"store": "Nowhere"})
-        with pytest.raises(SideEffectRefused, match="not declared"):
-            registry.check_replayable("place_order", "s_001")  # its hint is not trusted
-        assert trusting.spec("get_price") == spec_of("get_price", "read_only")
-        assert trusting.spec("place_order") is None  # destructive: stays irreversible
-        tools.close()  # a ToolSet serves one repair after another: the server starts again
-        assert registry.call("get_price", {"store": "StoreA"}).result == "StoreA: $68.50"
-        assert [json.loads(line)["args"]["store"] for line in log.read_text().splitlines()] \
-            == ["StoreC", "Nowhere", "StoreA"]
-    finally:
-        tools.close()
-        trusting.close()
-    broken = ToolSet().add_mcp(["/nonexistent/mcp-server"], {"x": "read_only"}, timeout=20)
-    with pytest.raises(ToolFailed, match="is not running"):
-        ToolRegistry([], {}, declared=broken).call("x", {})
-    broken.close()

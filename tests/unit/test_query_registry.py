@@ -33,6 +33,29 @@ def test_dollar_inside_strings_and_comments_is_not_a_param() -> None:
     assert parse_query(text, PATH).params == {"a"}
 
 
+def test_a_state_rule_is_named_and_filled_in_from_provenance_state() -> None:
+    text = ("// name: find_thing\n// mode: read\n// params: run_id\n// @visible(x) in a comment\n"
+            "MATCH (n:Node) WHERE @visible(n) AND NOT @pending_of(n, $run_id)\n"
+            "RETURN '@kept' AS s, n")
+    query = parse_query(text, PATH)
+    code = query.text.splitlines()[4]
+    assert code == ("MATCH (n:Node) WHERE (n.origin_run IS NULL OR n.committed = true) AND NOT "
+                    "(n.origin_run = $run_id AND coalesce(n.committed, false) = false)")
+    assert "// @visible(x) in a comment" in query.text and "'@kept'" in query.text
+    assert query.params == {"run_id"}
+
+
+@pytest.mark.parametrize("code, message", [
+    ("WHERE @nosuch(n)", r"find_thing.cypher:5: no state rule @nosuch"),
+    ("WHERE @visible(n, m)", r"find_thing.cypher:5: @visible takes 1 argument"),
+    ("WHERE @visible()", r"@visible takes 1 argument"),
+    ("WHERE n.x = @y", r"find_thing.cypher:5: '@' must name a state rule"),
+])
+def test_a_wrong_state_rule_names_file_and_line(code: str, message: str) -> None:
+    with pytest.raises(QueryFileError, match=message):
+        parse_query(f"// name: find_thing\n// mode: read\n// params:\n\n{code}\nRETURN 1", PATH)
+
+
 @pytest.mark.parametrize("header, message", [
     ("// mode: read\n// params:\n", "'// name:' is missing"),
     ("// name: other\n// mode: read\n// params:\n", "differs from the file name"),

@@ -1,10 +1,7 @@
-"""The one home of run state (provenance/state/runs.py): its predicates and transitions, and
-no Cypher file or view module spelling a run status itself."""
+"""The one home of run state (provenance/state/runs.py): its predicates and transitions (that
+no product file spells a status or the visibility rule itself: test_state_guard.py)."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
@@ -14,14 +11,15 @@ from provrepair.provenance.state.runs import (
     begin_props,
     changes_memory,
     commit_props,
+    committed_by,
     is_committed_repair,
     is_finished,
+    pending_props,
     recorded_status,
     run_params,
     visible_node,
+    wrote_replay,
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_predicates() -> None:
@@ -68,18 +66,14 @@ def test_visible_nodes_and_recorded_status() -> None:
     assert recorded_status({"status": "active"}) == "active"
 
 
-# a status as a string value (a dict key such as the page's "repaired": flag is not one)
-STATUS_NAMES = "|".join(s.value for s in RunStatus)
-STATUS_LITERAL = re.compile(rf"""['"]({STATUS_NAMES})['"](?!\s*:)""")
+def test_a_node_a_run_writes_is_pending_until_it_commits() -> None:
+    pending = pending_props("r1")
+    assert not visible_node(pending) and not committed_by(pending, {"r1"})
+    committed = {**pending, "committed": True}  # what @commit(n) sets
+    assert visible_node(committed) and committed_by(committed, {"r1", "r2"})
+    assert not committed_by(committed, {"r2"}) and not committed_by({"id": "m1"}, {"r1"})
 
 
-def test_no_query_or_view_module_spells_a_run_status() -> None:
-    """Status sets reach Cypher as parameters; the view asks the predicates."""
-    files = [*(REPO / "cypher").rglob("*.cypher"), *(REPO / "view").glob("*.py")]
-    offenders = []
-    for path in files:
-        code = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
-                         if not line.lstrip().startswith(("//", "#")))
-        if STATUS_LITERAL.search(code) or "finished = true" in code:
-            offenders.append(str(path.relative_to(REPO)))
-    assert not offenders, offenders
+def test_which_runs_wrote_a_replay() -> None:
+    # a needs_human stop applies only its memory side; a plan or a sweep replays nothing
+    assert [s for s in RunStatus if wrote_replay(s)] == [RunStatus.REPAIRED, RunStatus.PARTIAL]
