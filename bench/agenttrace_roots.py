@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 
 from provrepair.benchmark.generate import generate_cases
+from provrepair.benchmark.methods.agenttrace import WEIGHTS, Scorer
+from provrepair.benchmark.methods.common import earliest_seed_ts, positions
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.models import Case, ExecutionStep
 from provrepair.provenance.order import final_answer_step
-from provrepair.repair.methods.agenttrace import WEIGHTS, Scorer
-from provrepair.repair.methods.common import earliest_seed_ts, positions
 
 
 def roots(case: Case) -> tuple[str, str, str] | None:

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from provrepair.benchmark.methods.common import build_plan, last_turn
 from provrepair.benchmark.metrics import recovered
 from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, MemoryRecord
 from provrepair.provenance.state.runs import ReportStatus
 from provrepair.provenance.vocab import MemoryStatus, StepType
-from provrepair.repair.methods.common import build_plan, last_turn
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor
 from provrepair.repair.tools.packs import domain_functions, domain_tools

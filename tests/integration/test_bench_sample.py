@@ -11,7 +11,7 @@ import pytest
 
 from provrepair.benchmark.generate import generate_cases
 from provrepair.benchmark.run import run_benchmark
-from provrepair.repair.methods import METHODS
+from provrepair.repair.methods import method_names
 
 # per pair: the counts the micro-averaged metrics are made of
 COUNTS = ["recovered", "faulty_removed", "faulty_total", "benign_preserved", "benign_total",
@@ -37,7 +37,7 @@ def test_twelve_generated_cases_all_methods(sample: Path, tmp_path: Path, server
     out = tmp_path / "results"
     summary, _ = run_benchmark(sample, "all", "offline", None, out)
     lines = [json.loads(t) for t in (out / "results.jsonl").read_text().splitlines() if t]
-    assert {line["method"] for line in lines} == set(METHODS)
+    assert {line["method"] for line in lines} == set(method_names())
     assert len({line["case"] for line in lines}) == 12
     scored = [line for line in lines if line["status"] != "not_run"]
     assert {line["method"] for line in lines} - {line["method"] for line in scored} == {"llm_judge"}

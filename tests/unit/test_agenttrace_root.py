@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from provrepair.benchmark.methods.agenttrace import WEIGHTS, Scorer
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.methods.agenttrace import WEIGHTS, Scorer
 
 TRAVEL = Path(__file__).resolve().parents[1] / "cases" / "replay" / "paper_travel_wrong_user.json"
 

@@ -10,8 +10,8 @@ nothing keeps it), so LLM count and replay ratio are 0.
 
 from __future__ import annotations
 
+from provrepair.benchmark.methods.common import build_plan
 from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import build_plan
 from provrepair.repair.plan.model import RepairPlan
 
 

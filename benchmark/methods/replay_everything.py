@@ -1,23 +1,21 @@
-"""Baselines that exist only to test the benchmark itself, registered with the engine's
-methods when a benchmark run starts (`register_baselines`), never by the engine.
+"""Baselines that exist to test the benchmark itself (issue 31).
 
+    replay_everything   delete the diagnosed faults, replay every step of the trace, no
+                        provenance at all: the floor that selective replay must beat once
+                        replay can disagree (noise.py). Without replay noise it recovers
+                        whatever a deterministic re-run recovers, so a benchmark where it ties
+                        ours measures the generator, not the repair.
     dependency_guided_echo
                         ours with the echo sweep acting (repair --quarantine-copies): the
                         records the plan reports as suspected copies are quarantined too
-    replay_everything   delete the diagnosed faults, replay every step of the trace, no
-                        provenance at all (issue 31): the floor that selective replay must beat
-                        once replay can disagree (noise.py). Without replay noise it recovers
-                        whatever a deterministic re-run recovers, so a benchmark where it ties
-                        ours measures the generator, not the repair.
 """
 
 from __future__ import annotations
 
+from provrepair.benchmark.methods.agenttrace import overwritten
+from provrepair.benchmark.methods.common import build_plan
 from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods import METHODS, register
-from provrepair.repair.methods.agenttrace import overwritten
 from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import build_plan
 from provrepair.repair.methods.ours import DependencyGuided, QuarantiningCopies
 from provrepair.repair.plan.model import RepairPlan
 
@@ -41,13 +39,9 @@ class ReplayEverything(MethodBase):
                           affected=faults)
 
 
-BASELINES = (ReplayEverything(),
-             QuarantiningCopies(DependencyGuided(), "dependency_guided_echo",
-                                "ours + the echo sweep: suspected copies quarantined"))
+class DependencyGuidedEcho(QuarantiningCopies):
+    """Ours with its plan's suspected copies quarantined (`repair --quarantine-copies`)."""
 
-
-def register_baselines() -> None:
-    """Add the benchmark's own baselines to the method registry (idempotent)."""
-    for method in BASELINES:
-        if method.name not in METHODS:
-            register(method)
+    def __init__(self) -> None:
+        super().__init__(DependencyGuided(), "dependency_guided_echo",
+                         "ours + the echo sweep: suspected copies quarantined")

@@ -43,12 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from provrepair.provenance.models import Case, Evaluation, MemoryRecord
-from provrepair.provenance.order import final_answer_step
-from provrepair.provenance.readback import read_case
-from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import Decision, MethodBase, MethodContext, MethodNotRun, Planned
-from provrepair.repair.methods.common import (
+from provrepair.benchmark.methods.common import (
     active_memories,
     build_plan,
     final_input_ts,
@@ -56,6 +51,11 @@ from provrepair.repair.methods.common import (
     memories_used_by,
     replay_in_memory,
 )
+from provrepair.provenance.models import Case, Evaluation, MemoryRecord
+from provrepair.provenance.order import final_answer_step
+from provrepair.provenance.readback import read_case
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import Decision, MethodBase, MethodContext, MethodNotRun, Planned
 from provrepair.repair.reasoners.base import Reasoner
 
 ALPHA = 0.5

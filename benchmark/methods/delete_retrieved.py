@@ -23,15 +23,15 @@ On the paper's travel case this deletes 4 of the 10 benign memories ("preserves 
 
 from __future__ import annotations
 
-from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import (
+from provrepair.benchmark.methods.common import (
     active_memories,
     build_plan,
     final_turn_steps,
     last_turn,
     memories_used_by,
 )
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from provrepair.benchmark.methods.common import build_plan
+from provrepair.benchmark.methods.llm_judge_prompt import JudgePlan, messages, validate
 from provrepair.repair.methods.base import Decision, MethodBase, MethodContext, MethodNotRun, Planned
-from provrepair.repair.methods.common import build_plan
-from provrepair.repair.methods.llm_judge_prompt import JudgePlan, messages, validate
 
 if TYPE_CHECKING:  # the openai SDK takes seconds to import: only when this method runs
     from provrepair.repair.reasoners.openai_reasoner import OpenAIReasoner

@@ -19,8 +19,8 @@ back older versions — after a reset nothing from the old store is active.
 
 from __future__ import annotations
 
+from provrepair.benchmark.methods.common import active_memories, build_plan, final_turn_steps
 from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import active_memories, build_plan, final_turn_steps
 from provrepair.repair.plan.model import RepairPlan
 
 

@@ -1,6 +1,6 @@
 """Planner ablations (docs/method.md, Baselines and ablations; notes §5, §9 A14).
-"Without support check" lives in ours.py (P_sup = ∅).
 
+- `no_support_check`: our planner with P_sup = ∅ (every affected candidate is invalidated).
 - `no_rollback_planner`: no rule-guided plan. Every step of A0 is invalidated and replayed
   (observations through their generating actions) together with v_final, in trace order:
   the whole fault-dependent suffix, with no support check (A14; the paper's F1 for this
@@ -17,11 +17,19 @@
 
 from __future__ import annotations
 
+from provrepair.benchmark.methods.common import build_plan, earliest_seed_ts
 from provrepair.provenance.order import final_answer_step
 from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import build_plan, earliest_seed_ts
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
+
+
+class WithoutSupportCheck(MethodBase):
+    name = "no_support_check"
+    description = "ablation: P_sup = ∅ (every affected candidate is invalidated)"
+
+    def make_plan(self, ctx: MethodContext) -> RepairPlan:
+        return compute_plan(ctx.store, ctx.task_id, ctx.faults, support_check=False)[0]
 
 
 class NoRollbackPlanner(MethodBase):

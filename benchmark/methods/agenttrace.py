@@ -45,17 +45,17 @@ replay set, §9 A5). A trace without a final answer replays the source steps onl
 
 from __future__ import annotations
 
-from provrepair.provenance.models import Case, ExecutionStep
-from provrepair.provenance.order import final_answer_step
-from provrepair.provenance.vocab import StepType
-from provrepair.repair.methods.base import MethodBase, MethodContext
-from provrepair.repair.methods.common import (
+from provrepair.benchmark.methods.common import (
     active_memories,
     build_plan,
     earliest_seed_ts,
     positions,
 )
-from provrepair.repair.methods.tracegraph import E_ALL, E_PROP, TraceGraph
+from provrepair.benchmark.methods.tracegraph import E_ALL, E_PROP, TraceGraph
+from provrepair.provenance.models import Case, ExecutionStep
+from provrepair.provenance.order import final_answer_step
+from provrepair.provenance.vocab import StepType
+from provrepair.repair.methods.base import MethodBase, MethodContext
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 
