@@ -46,6 +46,7 @@ from provrepair.benchmark.tables import (
     label,
     markdown,
     scored,
+    sweep_counts,
 )
 from provrepair.benchmark.workers import Brain, Job, Pool, check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
@@ -196,4 +197,6 @@ def method_summaries(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                        "reasoner_calls": mean(float(r.get("reasoner_calls", 0)) for r in done),
                        "errors": sum(1 for r in done if r.get("status") == "error"),
                        "oracle": any(r.get("oracle_assisted") for r in done)}
+        if any("sweep" in r for r in done):
+            out[method]["echo_sweep"] = sweep_counts(done)
     return out

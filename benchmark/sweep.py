@@ -27,11 +27,22 @@ from provrepair.benchmark.generate import (
     check_share,
     generate_benchmark,
 )
+from provrepair.benchmark.lookalikes import BENIGN_KINDS, COPY_KINDS, NAMESPACE_KINDS
 from provrepair.benchmark.noise import check_noise
+from provrepair.benchmark.pair import SWEEP_METHOD
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
 from provrepair.benchmark.quotas import slots, subset
 from provrepair.benchmark.run import parse_methods, run_benchmark
-from provrepair.benchmark.tables import PAPER, PAPER_METRICS, Table, label
+from provrepair.benchmark.tables import (
+    PAPER,
+    PAPER_METRICS,
+    RULES,
+    Table,
+    fmt,
+    label,
+    precision_recall,
+    sweep_counts,
+)
 from provrepair.benchmark.workers import check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
@@ -39,9 +50,10 @@ from provrepair.provenance.progress import NO_PROGRESS, Progress
 DEFAULT_LEVELS = (1.0, 0.8, 0.6)
 DEFAULT_SEEDS = (42, 7, 1234)
 DEFAULT_NOISE = (0.0, 0.05)
-METRICS = ("recovery", "recurrence", "benign_preservation", "claim_f1", "replay_ratio")
-SHORT = {"recovery": "Rec", "recurrence": "Recur", "benign_preservation": "BP",
-         "claim_f1": "F1", "replay_ratio": "RR"}
+METRICS = ("recovery", "state_recovery", "recurrence", "benign_preservation", "claim_f1",
+           "replay_ratio")
+SHORT = {"recovery": "Rec", "state_recovery": "SRec", "recurrence": "Recur",
+         "benign_preservation": "BP", "claim_f1": "F1", "replay_ratio": "RR"}
 
 
 @dataclass(frozen=True)
@@ -156,7 +168,33 @@ def _sweep(grid: Grid, runs: dict[tuple[int, float, float], dict[str, Any]],
         "methods": {m: {str(rate): {str(lv): _spread([runs[(s, lv, rate)].get(m) for s in grid.seeds])
                                     for lv in grid.levels} for rate in grid.noise}
                     for m in first},
+        "echo_sweep": {f"noise {rate:g} @{lv}": _summed(
+            [(runs[(s, lv, rate)].get(SWEEP_METHOD) or {}).get("echo_sweep") or {}
+             for s in grid.seeds]) for rate in grid.noise for lv in grid.levels},
     }
+
+
+def _summed(counts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """The echo sweep's counts per kind (tables.sweep_counts), summed over the seeds."""
+    return sweep_counts({"sweep": c} for c in counts)
+
+
+def echo_table(sweep: dict[str, Any]) -> Table:
+    """Precision and recall of the echo sweep per setting, summed over the seeds: as
+    reported, by its value match alone, and by the rule before issue 39."""
+    settings = list(sweep.get("echo_sweep", {}))
+    scopes = (("task", (*COPY_KINDS, *BENIGN_KINDS)), ("namespace", NAMESPACE_KINDS))
+    rows = []
+    for scope, kinds in scopes:
+        for name, column in RULES:
+            cells = []
+            for setting in settings:
+                p, r = precision_recall(sweep["echo_sweep"][setting], kinds, column)
+                cells.append("--" if p is None and r is None else
+                             f"{fmt(p)} / {fmt(r)}")
+            rows.append([f"{scope} scope, {name}", *cells])
+    return Table("echo-sweep", f"The echo sweep ({label(SWEEP_METHOD)}): precision / recall on "
+                 "the look-alikes, summed over seeds", ["Rule", *settings], rows)
 
 
 def _spread(summaries: list[dict[str, Any] | None]) -> dict[str, Any]:
@@ -240,4 +278,6 @@ def sweep_text(sweep: dict[str, Any]) -> str:
             f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
             f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
     tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
+    if any(sweep.get("echo_sweep", {}).values()):
+        tables.append(echo_table(sweep))
     return head + "\n\n".join(t.markdown() for t in tables) + "\n"

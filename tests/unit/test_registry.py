@@ -91,8 +91,8 @@ def test_entries_say_where_each_name_comes_from_and_register_refuses_a_plugins_n
     assert by_name[("scratch", "registered from Python")].target == "builtins:dict"
     assert registry.entries()[0].source == "built-in"
     assert registry.create("memory", "x") == "x" and registry.create("falkordb") == {}
-    with pytest.raises(ConfigError, match="'memory' is provided by the installed package "
-                                          "probe_engine 0.1 and cannot be replaced"):
+    with pytest.raises(ConfigError, match=r"'memory' is provided by the installed package "
+                                          r"probe_engine 0\.1 and cannot be replaced"):
         registry.register("memory", dict)
 
 
