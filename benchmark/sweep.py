@@ -4,6 +4,7 @@ and seeds → one table per noise rate (mean ± standard deviation over the seed
     for each seed, each level:  bench generate --seed S --fidelity L → <out>/seed-S/cases-L/
         for each noise rate R:  bench run --replay-noise R           → <out>/seed-S/results-L-noise-R/
     <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png
+    <out>/outcomes.json, readings.json, comparisons.md   (report.py: what BENCHMARKS.md quotes)
 
 The same seed at every level gives the same sessions and faults; only the recording (and the
 unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like; the
@@ -19,19 +20,15 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from provrepair.benchmark.generate import (
-    MANIFEST,
-    check_fidelity,
-    check_share,
-    generate_benchmark,
-)
+from provrepair.benchmark import generate as generate_module
+from provrepair.benchmark.generate import MANIFEST, check_fidelity, check_share
 from provrepair.benchmark.lookalikes import BENIGN_KINDS, COPY_KINDS, NAMESPACE_KINDS
 from provrepair.benchmark.noise import check_noise
 from provrepair.benchmark.pair import SWEEP_METHOD
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
-from provrepair.benchmark.quotas import slots, subset
+from provrepair.benchmark.report import write_report
 from provrepair.benchmark.run import parse_methods, run_benchmark
 from provrepair.benchmark.tables import (
     PAPER,
@@ -46,6 +43,20 @@ from provrepair.benchmark.tables import (
 from provrepair.benchmark.workers import check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
+
+
+class CaseSet(Protocol):
+    """What `bench sweep --set NAME` needs of a case set's module (benchmark/generate.py is
+    the controlled set's): its name (written into each manifest, so a folder of one set is
+    never taken for another's), how many cases a seed and limit give, and the generator."""
+
+    SET_NAME: str
+
+    def case_count(self, seed: int, limit: int | None) -> int: ...
+
+    def generate_benchmark(self, seed: int, out: Path, *, limit: int | None = None,
+                           fidelity: float = 1.0, answerable: float = 0.0,
+                           progress: Progress = NO_PROGRESS, tag: str = "") -> dict[str, Any]: ...
 
 DEFAULT_LEVELS = (1.0, 0.8, 0.6)
 DEFAULT_SEEDS = (42, 7, 1234)
@@ -76,9 +87,12 @@ class Grid:
 
 
 def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
-              answerable: float = 0.5, jobs: int = 1,
-              progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
-    """`jobs` worker processes, shared by every run of the sweep (workers.py)."""
+              answerable: float = 0.5, jobs: int = 1, progress: Progress = NO_PROGRESS,
+              case_set: CaseSet | None = None) -> tuple[dict[str, Any], str]:
+    """`jobs` worker processes, shared by every run of the sweep (workers.py). `case_set`
+    builds the cases of one seed and level (`bench sweep --set`; the controlled set, the
+    module benchmark/generate.py, by default)."""
+    cases_of: CaseSet = case_set if case_set is not None else generate_module
     require_matplotlib()
     parse_methods(methods)  # a bad name fails before any case is generated
     grid.check()
@@ -90,8 +104,8 @@ def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
     with worker_pool(jobs) as pool:
         for seed in grid.seeds:
             for level in grid.levels:
-                folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}",
-                                progress)
+                folder = _cases(Wanted(seed, level, limit, answerable, cases_of),
+                                out / f"seed-{seed}", progress)
                 for rate in grid.noise:
                     summary, _ = run_benchmark(
                         folder, methods, "offline", None,
@@ -108,6 +122,7 @@ def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
     (out / "sweep.md").write_text(text, encoding="utf-8")
     (out / "sweep.csv").write_text("".join(t.csv() for t in sweep_tables(sweep)), encoding="utf-8")
     (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
+    write_report(out)  # outcomes.json, readings.json, comparisons.md (report.py)
     for rate in grid.noise:
         means = {label(m): {str(lv): {k: v["mean"] for k, v in by[str(rate)][str(lv)].items()}
                             for lv in grid.levels}
@@ -126,15 +141,17 @@ class Wanted:
     fidelity: float
     limit: int | None
     answerable: float
+    case_set: CaseSet
 
     @property
     def count(self) -> int:
-        return len(subset(slots(self.seed), self.limit))
+        return self.case_set.case_count(self.seed, self.limit)
 
     def matches(self, manifest: dict[str, Any]) -> bool:
         return (manifest.get("seed") == self.seed and manifest.get("fidelity") == self.fidelity
                 and manifest.get("answerable_share") == self.answerable
-                and manifest.get("cases") == self.count)
+                and manifest.get("cases") == self.count
+                and manifest.get("case_set", generate_module.SET_NAME) == self.case_set.SET_NAME)
 
 
 def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
@@ -149,9 +166,10 @@ def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
                       f"wanted {wanted.count}): generating it again")
         for stale in folder.glob("*.json"):  # another sample: no old case may stay
             stale.unlink()
-    generate_benchmark(wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
-                       answerable=wanted.answerable, progress=progress,
-                       tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
+    wanted.case_set.generate_benchmark(
+        wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
+        answerable=wanted.answerable, progress=progress,
+        tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
     return folder
 
 

@@ -1,0 +1,79 @@
+"""benchmark/report.py on a tiny sweep folder: outcomes per case, the readings summed over
+seeds with the recurrence's cause, and comparisons whose verdict is the cases' (a sign test),
+not the rounding of the means."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from provrepair.benchmark.report import (
+    COMPARISONS,
+    OUTCOMES,
+    READINGS,
+    compare,
+    comparisons_text,
+    sign_test,
+    write_report,
+)
+
+
+def line(case: str, method: str, recovered: bool, *, state: bool | None = None,
+         probe: str = "ok", kind: str = "poisoned") -> dict[str, Any]:
+    return {"case": case, "digest": "d", "method": method, "reasoner": "offline", "model": None,
+            "status": "repaired", "recovered": recovered,
+            "state_recovered": recovered if state is None else state,
+            "recurred": None if not recovered else probe != "ok", "probe": probe,
+            "primary_fault_type": kind}
+
+
+def write_sweep(root: Path, seeds: dict[str, list[dict[str, Any]]]) -> None:
+    for seed, lines in seeds.items():
+        folder = root / f"seed-{seed}" / "results-0.8-noise-0.05"
+        folder.mkdir(parents=True)
+        (folder / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_sign_test() -> None:
+    assert sign_test(0, 0) == 1.0 and sign_test(1, 0) == 1.0
+    assert sign_test(6, 0) == 2 / 64 and sign_test(0, 6) == 2 / 64
+    assert 0.05 < sign_test(8, 2) < 0.11
+
+
+def test_readings_and_comparisons_from_the_result_files(tmp_path: Path) -> None:
+    ours, ablation = "dependency_guided", "no_selective_replay"
+    write_sweep(tmp_path, {
+        "42": [line("c1", ours, True, probe="fault_value_active: m_e000", kind="wrong_user"),
+               line("c2", ours, True, state=False), line("c1", ablation, True),
+               line("c2", ablation, False)],
+        "7": [line("c1", ours, False), line("c1", ablation, False),
+              line("c3", ours, True, probe="unresolved_answer"), line("c3", ablation, True)]})
+    readings = write_report(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} >= {OUTCOMES, READINGS, COMPARISONS}
+    tally = readings["settings"]["noise 0.05 @0.8"][ours]
+    assert (tally["cases"], tally["recovered"], tally["state recovered"]) == (4, 3, 2)
+    assert (tally["recurrences"], tally["recurrence: echo"], tally["recurrence: question"]) == (2, 1, 1)
+    assert (tally["poisoned cases"], tally["poisoned recovered"]) == (3, 2)
+    outcomes = json.loads((tmp_path / OUTCOMES).read_text())
+    rec = compare(outcomes, "noise 0.05 @0.8", ours, ablation, "recovered")
+    assert rec is not None and (rec.n, rec.a_only, rec.b_only) == (4, 1, 0)
+    assert rec.a_rates == (0.5, 1.0) and rec.verdict == "tie (p = 1.00)"  # seeds 7, 42
+    state = compare(outcomes, "noise 0.05 @0.8", ours, ablation, "state_recovered")
+    assert state is not None and (state.a_only, state.b_only) == (0, 0)
+    assert state.verdict == "tie (no case differs)"
+    assert compare(outcomes, "noise 0.05 @0.8", ours, "paper", "recovered") is None  # not run
+    text = (tmp_path / COMPARISONS).read_text()
+    assert text == comparisons_text(outcomes)
+    assert "| Ours vs w/o selective replay | Rec | 4 | 0.750 ± 0.354 | 0.500 ± 0.000 | 1 / 0 | " \
+           "tie (p = 1.00) |" in text
+
+
+def test_a_one_sided_split_is_not_a_tie(tmp_path: Path) -> None:
+    ours, floor = "dependency_guided", "replay_everything"
+    write_sweep(tmp_path, {"1": [x for i in range(8) for x in
+                                 (line(f"c{i}", ours, True), line(f"c{i}", floor, False))]})
+    write_report(tmp_path)
+    outcomes = json.loads((tmp_path / OUTCOMES).read_text())
+    found = compare(outcomes, "noise 0.05 @0.8", ours, floor, "recovered")
+    assert found is not None and found.verdict == "Ours > Replay everything (p = 0.00781)"
