@@ -229,7 +229,7 @@ def issue31_match(record: Stated, fault: Stated) -> bool:
     if fault.fact_value is not None:
         return (record.entity_id, record.fact_key, record.fact_value) == \
             (fault.entity_id, fault.fact_key, fault.fact_value)
-    return bool(fault.content) and fault.content in (record.content or "")
+    return bool(fault.content) and (fault.content or "") in (record.content or "")
 
 
 def _stated(m: MemoryRecord) -> Stated:

@@ -9,8 +9,8 @@ in a form BENCHMARKS.md quotes and a test checks (issue 39).
                       state recovered, recurrences and their cause (an echo record m_e…,
                       another active fault value, the re-asked question), recovery per
                       primary fault type; and every comparison of `PAIRS`.
-    comparisons.md    the comparisons as Markdown: at the headline setting (the page of
-                      current results) and at every setting.
+    comparisons.md    the comparisons at every setting, as Markdown; headline.md, those at
+                      the headline setting (BENCHMARKS.md's page of current results).
 
 A comparison of methods A and B on a metric (recovery, state recovery) pairs their cases
 (same seed, same case): N pairs; the metric per seed, mean ± sd over the seeds; how many
@@ -37,6 +37,7 @@ from provrepair.benchmark.tables import label
 OUTCOMES = "outcomes.json"
 READINGS = "readings.json"
 COMPARISONS = "comparisons.md"
+HEADLINE_FILE = "headline.md"
 METRICS = {"recovered": "Rec", "state_recovered": "SRec"}
 # (A, B): what each comparison asks
 PAIRS = (
@@ -138,7 +139,7 @@ def sign_test(a_only: int, b_only: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(min(a_only, b_only) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+    return float(min(1.0, 2 * tail))
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -209,26 +210,32 @@ def compare_rows(found: Iterable[Comparison], *, with_setting: bool) -> list[str
     return rows
 
 
-def comparisons_text(outcomes: Mapping[str, Any]) -> str:
-    """The comparisons as Markdown: the headline setting, then every setting."""
-    every = comparisons(outcomes)
+HEAD = ["| Comparison (A vs B) | Metric | N | A (mean ± sd over seeds) | B | "
+        "cases differ (A only / B only) | verdict |",
+        "|---|---|---:|---:|---:|---:|---|"]
+
+
+def _legend(outcomes: Mapping[str, Any]) -> str:
     seeds = sorted({s for by in outcomes["settings"].values() for s in by}, key=int)
     cases = sorted({len(v["cases"]) for by in outcomes["settings"].values() for v in by.values()})
-    head = ["| Comparison (A vs B) | Metric | N | A (mean ± sd over seeds) | B | "
-            "cases differ (A only / B only) | verdict |",
-            "|---|---|---:|---:|---:|---:|---|"]
-    lines = [f"N = {' or '.join(map(str, cases))} cases × {len(seeds)} seeds "
-             f"({', '.join(seeds)}) paired by case; verdict: two-sided exact sign test on the "
-             f"cases that differ, \"tie\" unless p < {ALPHA}.", ""]
-    headline = [c for c in every if c.setting == HEADLINE]
-    if headline:
-        lines += [f"At {HEADLINE} (replay noise 0.05, fidelity 0.8):", "", *head,
-                  *compare_rows(headline, with_setting=False), ""]
-    lines += ["At every setting:", "",
-              head[0].replace("| Metric |", "| Setting | Metric |"),
-              head[1].replace("|---|---|", "|---|---|---|", 1),
-              *compare_rows(every, with_setting=True)]
-    return "\n".join(lines) + "\n"
+    return (f"N = {' or '.join(map(str, cases))} cases × {len(seeds)} seeds "
+            f"({', '.join(seeds)}) paired by case; verdict: two-sided exact sign test on the "
+            f"cases that differ, \"tie\" unless p < {ALPHA}.")
+
+
+def headline_text(outcomes: Mapping[str, Any]) -> str:
+    """The comparisons at the headline setting (BENCHMARKS.md's page of current results)."""
+    found = [c for c in comparisons(outcomes) if c.setting == HEADLINE]
+    return "\n".join([f"At {HEADLINE} (replay noise 0.05, fidelity 0.8). {_legend(outcomes)}",
+                      "", *HEAD, *compare_rows(found, with_setting=False)]) + "\n"
+
+
+def comparisons_text(outcomes: Mapping[str, Any]) -> str:
+    """The comparisons at every setting, as Markdown."""
+    return "\n".join([f"{_legend(outcomes)}", "",
+                      HEAD[0].replace("| Metric |", "| Setting | Metric |"),
+                      HEAD[1].replace("|---|---|", "|---|---|---|", 1),
+                      *compare_rows(comparisons(outcomes), with_setting=True)]) + "\n"
 
 
 def readings(outcomes: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,8 +264,8 @@ def readings(outcomes: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_report(out: Path) -> dict[str, Any]:
-    """Collect the sweep folder's outcomes and write outcomes.json, readings.json and
-    comparisons.md into it; returns the readings."""
+    """Collect the sweep folder's outcomes and write outcomes.json, readings.json,
+    comparisons.md and headline.md into it; returns the readings."""
     outcomes = collect(out)
     (out / OUTCOMES).write_text(json.dumps(outcomes, indent=0, sort_keys=True) + "\n",
                                 encoding="utf-8")
@@ -266,4 +273,5 @@ def write_report(out: Path) -> dict[str, Any]:
     (out / READINGS).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n",
                                 encoding="utf-8")
     (out / COMPARISONS).write_text(comparisons_text(outcomes), encoding="utf-8")
+    (out / HEADLINE_FILE).write_text(headline_text(outcomes), encoding="utf-8")
     return result

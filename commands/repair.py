@@ -65,7 +65,8 @@ def _method_plan(st: Any, planner: Any, task_id: str, faults: list[str] | None,
     """(plan, planner trace): the engine's planners give their trace (for --explain); any
     other method plans from the stored case, without its evaluation block."""
     if hasattr(planner, "compute"):
-        return planner.compute(st, task_id, faults)
+        found: tuple[Any, Any] = planner.compute(st, task_id, faults)
+        return found
     if explain_id is not None:
         raise InputError(f"--explain {explain_id}: method {planner.name!r} has no planner "
                          "trace to explain; use --method dependency_guided or paper")

@@ -48,3 +48,20 @@ def test_twelve_generated_cases_all_methods(sample: Path, tmp_path: Path, server
     assert (out / "recovery_vs_llm_calls.png").stat().st_size > 0
     assert "dependency_guided" in json.dumps(summary["methods"])
     assert (out / "tables.md").read_text().count("|") > 50
+    # the echo sweep against the look-alikes (benchmark/lookalikes.py), exactly recorded:
+    # every copy reported (here in the sibling conversation), no benign look-alike
+    swept = [line["sweep"] for line in scored if line["method"] == "dependency_guided_echo"]
+    assert len(swept) == 12
+    kinds: dict[str, dict[str, int]] = {}
+    for counts in swept:
+        for kind, row in counts.items():
+            for name, value in row.items():
+                kinds.setdefault(kind, {}).setdefault(name, 0)
+                kinds[kind][name] += value
+    assert set(kinds) == {"independent", "substring", "namespace_echo", "namespace_independent"}
+    assert all(row["records"] >= 12 for row in kinds.values())
+    assert kinds["namespace_echo"]["reported"] == kinds["namespace_echo"]["records"]
+    for benign in ("independent", "substring", "namespace_independent"):
+        assert kinds[benign]["reported"] == 0, benign
+    assert kinds["independent"]["value_match"] == kinds["independent"]["records"]
+    assert "### The echo sweep by look-alike kind" in (out / "tables.md").read_text()

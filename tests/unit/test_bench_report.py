@@ -65,8 +65,10 @@ def test_readings_and_comparisons_from_the_result_files(tmp_path: Path) -> None:
     assert compare(outcomes, "noise 0.05 @0.8", ours, "paper", "recovered") is None  # not run
     text = (tmp_path / COMPARISONS).read_text()
     assert text == comparisons_text(outcomes)
+    assert "| Ours vs w/o selective replay | noise 0.05 @0.8 | Rec | 4 | 0.750 ± 0.354 | " \
+           "0.500 ± 0.000 | 1 / 0 | tie (p = 1.00) |" in text
     assert "| Ours vs w/o selective replay | Rec | 4 | 0.750 ± 0.354 | 0.500 ± 0.000 | 1 / 0 | " \
-           "tie (p = 1.00) |" in text
+           "tie (p = 1.00) |" in (tmp_path / "headline.md").read_text()
 
 
 def test_a_one_sided_split_is_not_a_tie(tmp_path: Path) -> None:
@@ -77,3 +79,24 @@ def test_a_one_sided_split_is_not_a_tie(tmp_path: Path) -> None:
     outcomes = json.loads((tmp_path / OUTCOMES).read_text())
     found = compare(outcomes, "noise 0.05 @0.8", ours, floor, "recovered")
     assert found is not None and found.verdict == "Ours > Replay everything (p = 0.00781)"
+
+
+def test_the_case_sets_of_bench_generate_and_sweep() -> None:
+    """`--set controlled` is benchmark/generate.py; `--set transfer` is the transfer set's
+    module when installed, and a one-line InputError naming it while it is not."""
+    from provrepair.benchmark import generate
+    from provrepair.commands.bench import CASE_SETS, case_set_module
+    from provrepair.provenance.errors import InputError
+
+    assert case_set_module("controlled") is generate
+    assert (generate.SET_NAME, generate.case_count(42, 30), generate.case_count(42, None)) == \
+        ("controlled", 30, 150)
+    assert set(CASE_SETS) == {"controlled", "transfer"}
+    try:
+        transfer = case_set_module("transfer")
+    except InputError as exc:
+        assert str(exc) == ("--set transfer: this installation has no transfer case set "
+                            "(provrepair.benchmark.transfer)")
+    else:  # the transfer set's module: what benchmark/sweep.py CaseSet asks of a set
+        assert transfer.SET_NAME == "transfer"
+        assert callable(transfer.case_count) and callable(transfer.generate_benchmark)
