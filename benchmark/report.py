@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -275,3 +276,22 @@ def write_report(out: Path) -> dict[str, Any]:
     (out / COMPARISONS).write_text(comparisons_text(outcomes), encoding="utf-8")
     (out / HEADLINE_FILE).write_text(headline_text(outcomes), encoding="utf-8")
     return result
+
+
+QUOTE = re.compile(r"(<!-- quote: (\S+) -->\n)(.*?)(<!-- end quote -->)", re.S)
+
+
+def requote(markdown: Path) -> list[str]:
+    """Rewrite every `<!-- quote: PATH -->` … `<!-- end quote -->` block of `markdown` with
+    the file at PATH (relative to the markdown file's folder); returns the paths quoted.
+    BENCHMARKS.md quotes its result files this way (tests/unit/test_benchmarks_readings.py)."""
+    quoted: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        quoted.append(match.group(2))
+        text = (markdown.parent / match.group(2)).read_text(encoding="utf-8")
+        return match.group(1) + text + match.group(4)
+
+    text = QUOTE.sub(fill, markdown.read_text(encoding="utf-8"))
+    markdown.write_text(text, encoding="utf-8")
+    return quoted

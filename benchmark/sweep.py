@@ -291,11 +291,12 @@ def paper_table(sweep: dict[str, Any], metric: str) -> Table:
 def sweep_text(sweep: dict[str, Any]) -> str:
     gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
                      for lv, counts in sweep["gold_claims"].items())
-    head = (f"## Quality against provenance fidelity and replay noise\n\n"
+    # headings one level down from a page's: BENCHMARKS.md quotes this file in a section
+    head = (f"### Quality against provenance fidelity and replay noise\n\n"
             f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
             f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
             f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
     tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
     if any(sweep.get("echo_sweep", {}).values()):
         tables.append(echo_table(sweep))
-    return head + "\n\n".join(t.markdown() for t in tables) + "\n"
+    return head + "\n\n".join(t.markdown(level=4) for t in tables) + "\n"

@@ -74,12 +74,12 @@ class Table:
     columns: list[str]
     rows: list[list[Any]] = field(default_factory=list)
 
-    def markdown(self) -> str:
+    def markdown(self, level: int = 3) -> str:
         head = "| " + " | ".join(self.columns) + " |"
         align = "|" + "|".join("---" if c in TEXT_COLUMNS else "---:" for c in self.columns) + "|"
         body = ["| " + " | ".join(fmt(v, c) for v, c in zip(row, self.columns, strict=True))
                 + " |" for row in self.rows]
-        return "\n".join([f"### {self.title}", "", head, align, *body])
+        return "\n".join([f"{'#' * level} {self.title}", "", head, align, *body])
 
     def csv(self) -> str:
         buffer = io.StringIO()

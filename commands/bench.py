@@ -168,14 +168,21 @@ def _numbers(text: str, option: str, kind: type[float] | type[int]) -> list[Any]
 @bench.command()
 @click.option("--out", "out", type=click.Path(path_type=Path, exists=True, file_okay=False),
               required=True, help="A `bench sweep` output directory.")
+@click.option("--quote-into", "quote_into", type=click.Path(path_type=Path, exists=True,
+                                                            dir_okay=False),
+              help="Then rewrite every `<!-- quote: PATH -->` block of this Markdown file "
+                   "(BENCHMARKS.md) with the file at PATH.")
 @click.option("--json", "as_json", is_flag=True, help="Print the readings as JSON.")
-def report(out: Path, as_json: bool) -> None:
+def report(out: Path, quote_into: Path | None, as_json: bool) -> None:
     """Write a sweep's readings from its result files: outcomes.json (which cases each method
-    recovered), readings.json and comparisons.md (each comparison with N, mean ± sd, the
-    cases that differ and a sign test's verdict). `bench sweep` writes them at its end."""
-    from provrepair.benchmark.report import COMPARISONS, write_report
+    recovered), readings.json, comparisons.md and headline.md (each comparison with N, mean ±
+    sd, the cases that differ and a sign test's verdict). `bench sweep` writes them at its
+    end."""
+    from provrepair.benchmark.report import COMPARISONS, requote, write_report
 
     result = write_report(out)
+    if quote_into is not None:
+        requote(quote_into)
     if as_json:
         emit_json(result)
     else:

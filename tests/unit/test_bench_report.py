@@ -100,3 +100,15 @@ def test_the_case_sets_of_bench_generate_and_sweep() -> None:
     else:  # the transfer set's module: what benchmark/sweep.py CaseSet asks of a set
         assert transfer.SET_NAME == "transfer"
         assert callable(transfer.case_count) and callable(transfer.generate_benchmark)
+
+
+def test_requote_fills_each_quoted_block_from_its_file(tmp_path: Path) -> None:
+    from provrepair.benchmark.report import requote
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a.md").write_text("| new | table |\n")
+    page = tmp_path / "BENCH.md"
+    page.write_text("# x\n<!-- quote: results/a.md -->\n| old |\n<!-- end quote -->\ntail\n")
+    assert requote(page) == ["results/a.md"]
+    assert page.read_text() == "# x\n<!-- quote: results/a.md -->\n| new | table |\n" \
+                               "<!-- end quote -->\ntail\n"
