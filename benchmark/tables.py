@@ -49,7 +49,8 @@ PAPER: dict[str, tuple[float | None, ...]] = {
 }
 PAPER["paper"] = PAPER["dependency_guided"]  # the paper's "Ours" is its method: ours w/o rule 8
 PER_CASE_COLUMNS = frozenset({"LLM", "Calls", "Tokens", "Seconds"})
-TEXT_COLUMNS = frozenset({"Method", "Domain", "Fault type", "Slice", "Bucket", "Kind", "Copy"})
+TEXT_COLUMNS = frozenset({"Method", "Domain", "Fault type", "Slice", "Bucket", "Kind", "Copy",
+                          "Rule"})
 PAPER_METRICS = ("recovery", "recurrence", "faulty_removal", "benign_preservation",
                  "claim_f1", "replay_ratio", "llm_calls")
 FOOTNOTES = [

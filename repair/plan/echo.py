@@ -59,10 +59,11 @@ class Stated:
                    row.get("fact_key"), row.get("fact_value"), row.get("record_id"))
 
     @property
-    def value(self) -> str:
-        """The value a source must state to support a record asserting this fault's value:
-        its fact value, or its whole content when it has none."""
-        return str(self.fact_value) if self.fact_value is not None else (self.content or "")
+    def values(self) -> list[str]:
+        """What a source may state to support a record asserting this fault's value: its
+        fact value, or its whole content (a record can be matched by either)."""
+        return [v for v in (None if self.fact_value is None else str(self.fact_value),
+                            self.content) if v]
 
 
 def asserted(record: Stated, fault: Stated) -> bool:
@@ -98,7 +99,7 @@ def independently_stated(store: GraphStore, candidates: Mapping[str, Stated],
         "uids": list(candidates), "input_kind": USER_INPUT,
         "observation_type": StepType.TOOL_OBSERVATION.value, "ok": StepStatus.OK.value})
     return {row["uid"] for row in rows if row["evidence_id"] not in tainted
-            and states(row["evidence"], candidates[row["uid"]].value)}
+            and any(states(row["evidence"], v) for v in candidates[row["uid"]].values)}
 
 
 def suspected_copies(store: GraphStore, plan: RepairPlan) -> dict[str, str]:
