@@ -1,6 +1,6 @@
 """AgentTrace-style picks the root cause where the contamination entered (the earliest
 contaminated step the backward walk from the failure reaches), not the final answer that
-the paper's printed f_back = 1 − d/d_max would pick (repair/methods/agenttrace.py)."""
+the paper's printed f_back = 1 − d/d_max would pick (benchmark/methods/agenttrace.py)."""
 
 from __future__ import annotations
 
