@@ -141,7 +141,7 @@ class Wanted:
     fidelity: float
     limit: int | None
     answerable: float
-    case_set: CaseSet
+    case_set: CaseSet = generate_module
 
     @property
     def count(self) -> int:
