@@ -5,7 +5,8 @@ benchmark/generate.py) or `transfer` (the paper's §4.4 transfer set of multi-fa
 from public agent trajectories, benchmark/transfer.py). A set is a module with what
 benchmark/sweep.py `CaseSet` names: SET_NAME, case_count(seed, limit) and
 generate_benchmark(seed, out, *, limit, fidelity, answerable, progress, tag) writing case
-files and a manifest.json; `run` reads any case files.
+files and a manifest.json, and optionally summary_table(manifest) -> str for `generate` to
+print (the controlled set's is benchmark/summary.py `table`); `run` reads any case files.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def generate(case_set: str, seed: int, out: Path, fidelity: float, answerable: f
     if as_json:
         emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
         return
-    click.echo(table(summary))
+    click.echo(getattr(module, "summary_table", table)(summary))  # a set may print its own
     click.echo(f"\nWrote {summary['cases']} cases and {MANIFEST} to {out}")
 
 
