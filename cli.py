@@ -34,6 +34,7 @@ COMMANDS = {
     "patch": "memory:patch",
     "apply": "memory:apply",
     "methods": "repair:methods",
+    "plugins": "plugins:plugins",
     "view": "view:view",
     "export": "view:export",
     "browser-style": "view:browser_style",

@@ -1,8 +1,28 @@
-"""Instrumentation shared by the benchmark scripts (bench/ingest.py, bench/plan.py)."""
+"""What the benchmark scripts share: instrumentation (bench/ingest.py, bench/plan.py) and a
+throwaway embedded server (bench/trace_scale.py)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+
+@contextmanager
+def private_server(tmp: Path) -> Iterator[None]:
+    """One throwaway embedded server under `tmp`, used by this process (PROVREPAIR_HOME)."""
+    from provrepair.provenance.store.embedded import EmbeddedServer
+
+    home = tmp / "home"
+    os.environ["PROVREPAIR_HOME"] = str(home)
+    server = EmbeddedServer(home)
+    server.start()
+    try:
+        yield
+    finally:
+        server.stop()
 
 
 class GraphProbe:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ab import shared_server  # bench/ab.py
+from probes import private_server  # bench/ (the script's own folder, first on sys.path)
 
 from provrepair.loaders.otel import load_otlp
 from provrepair.provenance.edges import derive_edges
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.pop("PROVREPAIR_URI", None)
     with tempfile.TemporaryDirectory(prefix="provrepair-trace-scale-") as tmp, \
-            shared_server(Path(tmp), {}):
+            private_server(Path(tmp)):
         for name, turns, window in (("window", args.turns, args.window),
                                     ("history", args.history_turns, None)):
             path = Path(tmp) / f"{name}.json"

@@ -17,6 +17,7 @@ from provrepair.benchmark.domains import BUILDERS
 from provrepair.benchmark.domains.common import fillers
 from provrepair.benchmark.fidelity import stream, with_recording_errors, with_unrecorded_flow
 from provrepair.benchmark.inject import Fault, candidates, injection
+from provrepair.benchmark.lookalikes import with_lookalikes
 from provrepair.benchmark.quotas import Slot
 from provrepair.benchmark.runtime import Run, run_session
 from provrepair.benchmark.scripts import Seed, Session
@@ -204,4 +205,6 @@ def assemble(slot: Slot, outcome: Outcome, recording: Recording = Recording(0)) 
     if recording.fidelity < 1.0:
         case = with_recording_errors(case, recording.fidelity,
                                      stream(recording.seed, slot.task_id, "record"))
+    case = with_lookalikes(case, faulty_ids, recording.fidelity,
+                           stream(recording.seed, slot.task_id, "lookalikes"))
     return validate_case(case)

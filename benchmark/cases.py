@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from provrepair.benchmark.labels import benign_active
 from provrepair.loaders.case_files import parse_located, read_json_records
 from provrepair.provenance.ingest import content_hash
 from provrepair.provenance.models import FORMAT, Case
-from provrepair.provenance.vocab import MemoryStatus
 
 STORE_BUCKETS = ((0, 5, "0–5"), (6, 8, "6–8"), (9, 11, "9–11"), (12, None, "≥12"))
 
@@ -88,8 +88,7 @@ def graph_name(directory: Path, cases: list[BenchCase]) -> str:
 def slices(case: Case) -> dict[str, Any]:
     """What the per-domain, per-fault-type and robustness tables group by."""
     assert case.evaluation is not None
-    active = {m.memory_id for m in case.memory_store if m.status is MemoryStatus.ACTIVE}
-    benign = len(set(case.evaluation.benign_memory_ids) & active)
+    benign = benign_active(case)
     labelled = [m for m in case.memory_store if m.fault_type is not None]
     return {"domain": case.domain,
             "primary_fault_type": case.evaluation.primary_fault_type.value,

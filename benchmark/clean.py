@@ -15,9 +15,9 @@ from under it; the run's own graphs are removed by the next `bench clean` after 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
-from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import GRAPH_PREFIX
 from provrepair.benchmark.run import RUN_LOCK
 from provrepair.benchmark.store import bench_store
@@ -25,7 +25,7 @@ from provrepair.provenance.ingest import delete_task, list_tasks
 from provrepair.provenance.lock import is_stale, lock_holder
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.store.falkordb import FalkorDBStore
-from provrepair.repair.methods import METHODS
+from provrepair.repair.methods import method_names
 
 LEGACY = re.compile(r"^bench_[0-9a-f]{12}(_vault)?$")
 
@@ -34,15 +34,15 @@ def is_bench_graph(name: str) -> bool:
     return name.startswith(GRAPH_PREFIX) or LEGACY.match(name) is not None
 
 
-def is_bench_task(task_id: str) -> bool:
+def is_bench_task(task_id: str, methods: Collection[str] | None = None) -> bool:
+    """`<task>::<method>` for a known method (`methods`: the known names, read once)."""
     head, sep, method = task_id.rpartition("::")
-    return bool(sep and head and method in METHODS)
+    return bool(sep and head and method in (method_names() if methods is None else methods))
 
 
 def clean_benchmarks(store: GraphStore) -> dict[str, Any]:
     """What was removed: {"graphs": [...]} on FalkorDB, {"tasks": [...]} on Neo4j; with
     "busy": [{"graph"|"tasks", "holder", "pid", "host"}] for what a live run keeps."""
-    register_baselines()  # their tasks are the benchmark's too
     if isinstance(store, FalkorDBStore):
         graphs = sorted(g for g in store.graph_names() if is_bench_graph(g))
         busy = {g: holder for g in graphs if not g.endswith("_vault")
@@ -57,7 +57,8 @@ def clean_benchmarks(store: GraphStore) -> dict[str, Any]:
     # one database for every run: nothing is removed under a live one
     if holder is not None and not is_stale(holder):
         return {"tasks": [], "busy": [{"tasks": "all", **_who(holder)}]}
-    tasks = sorted(t["task_id"] for t in list_tasks(store) if is_bench_task(t["task_id"]))
+    known = set(method_names())
+    tasks = sorted(t["task_id"] for t in list_tasks(store) if is_bench_task(t["task_id"], known))
     for task_id in tasks:
         delete_task(store, task_id)
     return {"tasks": tasks}

@@ -22,6 +22,12 @@ from provrepair.provenance.models import Case
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 
 MANIFEST = "manifest.json"
+SET_NAME = "controlled"  # `bench generate|sweep --set controlled` (commands/bench.py)
+
+
+def case_count(seed: int, limit: int | None) -> int:
+    """How many cases `generate_cases(seed, limit=limit)` gives."""
+    return len(subset(slots(seed), limit))
 
 
 def generate_cases(seed: int, *, limit: int | None = None, fidelity: float = 1.0,
@@ -60,7 +66,8 @@ def write_cases(cases: list[Case], out: Path, seed: int, fidelity: float = 1.0,
     for case in cases:
         (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
                                                   encoding="utf-8")
-    summary = manifest(cases, seed) | {"fidelity": fidelity, "answerable_share": answerable}
+    summary = manifest(cases, seed) | {"case_set": SET_NAME, "fidelity": fidelity,
+                                       "answerable_share": answerable}
     (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
     return summary
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from provrepair.benchmark.lookalikes import labelled
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.models import Case, Evaluation, ExecutionStep, FaultManifestEntry, MemoryRecord
 from provrepair.provenance.order import final_answer_step
@@ -118,7 +119,9 @@ def evaluation(clean: Case, faulty: Case, faults: list[str], required: list[str]
 
 
 def benign_active(case: Case) -> int:
-    """The store size the paper bins by: benign records active when repair begins."""
+    """The store size the paper bins by: benign records active when repair begins (the
+    echo sweep's look-alikes, lookalikes.py, left out: they are the benchmark's, not the
+    session's)."""
     assert case.evaluation is not None
-    benign = set(case.evaluation.benign_memory_ids)
+    benign = set(case.evaluation.benign_memory_ids) - set(labelled(case))
     return sum(1 for m in case.memory_store if m.memory_id in benign and m.status is MemoryStatus.ACTIVE)

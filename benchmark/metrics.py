@@ -2,9 +2,19 @@
 pure functions over a case WITH its evaluation block and what the repair left behind.
 
 Per case (`case_metrics`), raw counts, so any slice aggregates them again:
-- recovery: the final answer contains every `required_facts` entry, compared
-  case-insensitively after collapsing white space; a method that declared failure (LLM-judge
-  without a valid plan) is not recovered.
+- recovery (the paper's): the final answer contains every `required_facts` entry, compared
+  case-insensitively after collapsing white space, and states none of the case's wrong
+  values (`wrong_facts`: what a fault states that no active record of the clean run holds,
+  less what the clean answer itself says; read normalised and bounded, repair/plan/
+  values.py, outside the required facts' own text); a method that declared failure
+  (LLM-judge without a valid plan) is not recovered. Before issue 39 an answer carrying
+  both the wrong and the right fact counted as recovered.
+- state recovery (issue 39, beyond the paper): recovered, and the repaired active store
+  asserts no wrong value for the case's facts (`state_errors`): no active record states,
+  for an entity and key the clean run's active store holds, a value it does not hold, nor a
+  fault's wrong fact. A repair whose replay wrote a wrong value into a rewritten record
+  (replay noise), or that left a copy of the fault active, is recovered but not state
+  recovered.
 - faulty removal |F_c ∩ D_c| / |F_c|: F_c = the memories the case labels with a
   `fault_type` (the injected faulty records; the diagnosed faults when none is labelled);
   D_c = those the repair removed: not active afterwards, and either targeted by the plan
@@ -31,15 +41,19 @@ over cases first); LLM calls and tokens as means per case.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from provrepair.provenance.models import Case, Evaluation
+from provrepair.benchmark.lookalikes import labelled, sibling_case
+from provrepair.provenance.models import Case, Evaluation, MemoryRecord
 from provrepair.provenance.vocab import MemoryStatus, StepType
+from provrepair.repair.plan.echo import Stated, asserted
+from provrepair.repair.plan.values import normalize, states, without
 
 ACTIVE = MemoryStatus.ACTIVE.value
 Ratio = tuple[int, int]
+Fact = tuple[str, str, str]  # (entity_id, fact_key, fact_value)
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,7 @@ class Outcome:
     replay: frozenset[str] = frozenset()           # plan.replay_step_ids
     status_after: Mapping[str, str] = field(default_factory=dict)    # memory id → status
     successors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # old → new ids
+    facts_after: Mapping[str, Fact] = field(default_factory=dict)  # active record → its fact
     replayed: Mapping[str, str] = field(default_factory=dict)        # old step → new step
     llm_calls: int = 0
     tokens: int = 0
@@ -63,8 +78,44 @@ def norm(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
 
-def recovered(answer: str | None, required_facts: Iterable[str]) -> bool:
-    return answer is not None and all(norm(f) in norm(answer) for f in required_facts)
+def recovered(answer: str | None, required_facts: Iterable[str],
+              wrong_values: Iterable[str] = ()) -> bool:
+    """Every required fact in the answer, and no wrong value outside them."""
+    required = list(required_facts)
+    if answer is None or not all(norm(f) in norm(answer) for f in required):
+        return False
+    rest = without(answer, required)
+    return not any(states(rest, value) for value in wrong_values)
+
+
+def wrong_facts(case: Case) -> list[Fact]:
+    """(entity, key, value) of each fault stating a fact that no active record of the clean
+    run holds (the fact probes ask these; probe.py)."""
+    clean = {(m.entity_id, m.fact_key, normalize(m.fact_value))
+             for m in evaluation_of(case).clean_memory_store if m.status is MemoryStatus.ACTIVE}
+    faults = set(case.diagnosed_faults)
+    return [(m.entity_id, m.fact_key, m.fact_value) for m in case.memory_store
+            if m.memory_id in faults and m.entity_id and m.fact_key and m.fact_value is not None
+            and (m.entity_id, m.fact_key, normalize(m.fact_value)) not in clean]
+
+
+def wrong_answer_values(case: Case) -> list[str]:
+    """The wrong values an answer must not state: those the clean answer does not."""
+    expected = evaluation_of(case).expected_answer
+    return sorted({v for _, _, v in wrong_facts(case) if not states(expected, v)})
+
+
+def state_errors(case: Case, outcome: Outcome) -> list[str]:
+    """Active records after repair that assert a wrong value for the case's facts."""
+    clean: dict[tuple[str, str], set[str]] = {}
+    for m in evaluation_of(case).clean_memory_store:
+        if m.status is MemoryStatus.ACTIVE and m.entity_id and m.fact_key and \
+                m.fact_value is not None:
+            clean.setdefault((m.entity_id, m.fact_key), set()).add(normalize(m.fact_value))
+    wrong = {(e, k, normalize(v)) for e, k, v in wrong_facts(case)}
+    return sorted(i for i, (e, k, v) in outcome.facts_after.items()
+                  if (e, k, normalize(v)) in wrong
+                  or ((e, k) in clean and normalize(v) not in clean[(e, k)]))
 
 
 def evaluation_of(case: Case) -> Evaluation:
@@ -132,15 +183,57 @@ def case_metrics(case: Case, outcome: Outcome) -> dict[str, Any]:
     kept, benign = benign_preservation(case, outcome)
     tp, fp, fn = claim_confusion(case, outcome)
     replayed, steps = replay_counts(case, outcome)
+    answer_ok = not outcome.failed and recovered(outcome.answer, evaluation_of(case).required_facts,
+                                                 wrong_answer_values(case))
+    errors = state_errors(case, outcome)
     return {
-        "recovered": not outcome.failed and recovered(outcome.answer,
-                                                      evaluation_of(case).required_facts),
+        "recovered": answer_ok, "state_recovered": answer_ok and not errors,
+        "state_errors": errors,
         "faulty_removed": removed, "faulty_total": faults,
         "benign_preserved": kept, "benign_total": benign,
         "claim_tp": tp, "claim_fp": fp, "claim_fn": fn,
         "replayed_original": replayed, "original_steps": steps,
         "llm_calls": outcome.llm_calls, "tokens": outcome.tokens,
     }
+
+
+SWEEP_COUNTS = ("reported", "value_match", "issue31_rule", "records")
+
+
+def sweep_scores(case: Case, flagged: Collection[str]) -> dict[str, dict[str, int]]:
+    """The echo sweep against the case's labelled copies and look-alikes (lookalikes.py):
+    kind → {reported: by the sweep; value_match: asserting a fault's value (the sweep's
+    match alone, before its independence check); issue31_rule: matched by the rule before
+    issue 39 (`issue31_match`); records: of the kind}. `flagged`: the ids the sweep
+    reported, in the task and in the sibling conversation of its namespace."""
+    kinds = labelled(case)
+    faults = [_stated(m) for m in case.memory_store if m.memory_id in set(case.diagnosed_faults)]
+    sibling = sibling_case(case, case.task_id)
+    records = {m.memory_id: _stated(m)
+               for m in [*case.memory_store, *(sibling.memory_store if sibling else [])]}
+    out: dict[str, dict[str, int]] = {}
+    for memory_id, kind in kinds.items():
+        record = records[memory_id]
+        row = out.setdefault(kind, dict.fromkeys(SWEEP_COUNTS, 0))
+        row["reported"] += memory_id in flagged
+        row["value_match"] += any(asserted(record, f) for f in faults)
+        row["issue31_rule"] += any(issue31_match(record, f) for f in faults)
+        row["records"] += 1
+    return out
+
+
+def issue31_match(record: Stated, fault: Stated) -> bool:
+    """The sweep's rule before issue 39, kept to measure against: the same entity, key and
+    value character for character, or — for a fault with no fact — its content anywhere
+    inside the record's, as a raw substring."""
+    if fault.fact_value is not None:
+        return (record.entity_id, record.fact_key, record.fact_value) == \
+            (fault.entity_id, fault.fact_key, fault.fact_value)
+    return bool(fault.content) and (fault.content or "") in (record.content or "")
+
+
+def _stated(m: MemoryRecord) -> Stated:
+    return Stated(m.memory_id, m.memory_id, m.content, m.entity_id, m.fact_key, m.fact_value)
 
 
 # -- aggregation ------------------------------------------------------------------------------
@@ -177,6 +270,8 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "n": len(rows),
         "recovery": mean(float(bool(r.get("recovered"))) for r in rows),
         "recovered": sum(1 for r in rows if r.get("recovered")),
+        "state_recovery": mean(float(bool(r.get("state_recovered"))) for r in rows),
+        "state_recovered": sum(1 for r in rows if r.get("state_recovered")),
         "recurrence": recurred / decided if decided else None,
         "recurrences": recurred, "probes": decided,
         "faulty_removal": micro((r.get("faulty_removed", 0), r.get("faulty_total", 0)) for r in rows),

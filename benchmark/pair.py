@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from provrepair.benchmark.cases import BenchCase, bench_task_id, retask, slices
-from provrepair.benchmark.metrics import Outcome, case_metrics
+from provrepair.benchmark.lookalikes import sibling_case
+from provrepair.benchmark.metrics import Outcome, case_metrics, sweep_scores
 from provrepair.benchmark.noise import NoisyReasoner
 from provrepair.benchmark.probe import fact_recurrence, recurrence_probe
 from provrepair.provenance.errors import StoreUnavailable
@@ -24,13 +25,17 @@ from provrepair.provenance.rows import record_from_props
 from provrepair.provenance.state.runs import APPLIED_REPORT, visible_node
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
-from provrepair.provenance.vocab import StepType
+from provrepair.provenance.vocab import MemoryStatus, StepType
 from provrepair.repair.methods import get_method
 from provrepair.repair.methods.base import Decision, MethodNotRun
+from provrepair.repair.plan.scope import namespace_copies
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.service import RepairReport, repair_task
 
 REPAIR_ONLY_PROPS = ("origin_run", "replaces")
+# The method whose echo sweep is scored against the case's look-alikes (lookalikes.py): it
+# acts on the sweep, so its benign preservation pays for the sweep's false reports.
+SWEEP_METHOD = "dependency_guided_echo"
 
 
 def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner) -> dict[str, Any]:
@@ -42,7 +47,12 @@ def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner
                         if isinstance(reasoner, NoisyReasoner) else (reasoner, reasoner))
     try:
         # replace: a fresh copy every time, without runs left by an interrupted earlier try
-        ingest_case(store, parse_case(retask(item.raw, task_id)), replace=True)
+        raw = retask(item.raw, task_id)
+        if method == SWEEP_METHOD:  # its own memory namespace, shared with a sibling
+            raw["memory_namespace"] = task_id
+            ingest_sibling(store, item, task_id)
+        ingest_case(store, parse_case(raw), replace=True)
+        sweep = namespace_sweep(store, item, task_id) if method == SWEEP_METHOD else None
         report = repair_task(store, task_id, repairer, method=method)
     except MethodNotRun as exc:
         return {**line, "status": "not_run", "reason": str(exc)}
@@ -52,7 +62,30 @@ def run_pair(store: GraphStore, item: BenchCase, method: str, reasoner: Reasoner
         return {**line, "status": "error", "reason": f"{type(exc).__name__}: {exc}",
                 "recovered": False}
     scored = _score(store, item, task_id, report, Decision(**report.decision), prober)
+    if sweep is not None:
+        flagged = {*sweep, *(report.plan or {}).get("suspected_copies", {})}
+        scored["sweep"] = sweep_scores(item.case, flagged)
     return {**line, **scored, "seconds": round(time.perf_counter() - started, 4)}
+
+
+def sibling_task_id(task_id: str) -> str:
+    """`<case>~namespace::<method>`: still a benchmark task to `bench clean`."""
+    case, _, method = task_id.rpartition("::")
+    return f"{case}~namespace::{method}"
+
+
+def ingest_sibling(store: GraphStore, item: BenchCase, task_id: str) -> None:
+    """The other conversation of the pair's memory namespace (lookalikes.sibling_case)."""
+    sibling = sibling_case(item.case, sibling_task_id(task_id))
+    if sibling is not None:
+        ingest_case(store, sibling.model_copy(update={"memory_namespace": task_id}),
+                    replace=True)
+
+
+def namespace_sweep(store: GraphStore, item: BenchCase, task_id: str) -> set[str]:
+    """The ids the echo sweep reports in the sibling conversation (`--scope namespace`)."""
+    copies = namespace_copies(store, task_id, list(item.case.diagnosed_faults), task_id)
+    return {c.memory_id for c in copies}
 
 
 def _score(store: GraphStore, item: BenchCase, task_id: str, report: RepairReport,
@@ -122,6 +155,9 @@ def _outcome(report: RepairReport, decision: Decision, memories: list[MemoryReco
         invalidate=frozenset(plan.get("invalidate_claim_ids", [])),
         replay=frozenset(plan.get("replay_step_ids", [])),
         status_after={m.memory_id: m.status.value for m in memories},
+        facts_after={m.memory_id: (m.entity_id, m.fact_key, m.fact_value) for m in memories
+                     if m.status is MemoryStatus.ACTIVE and m.entity_id and m.fact_key
+                     and m.fact_value is not None},
         successors=successors, replayed=dict(report.replayed) if applied else {},
         llm_calls=counts.get("llm_calls", 0) + decision.llm_calls,
         tokens=counts.get("tokens", 0) + decision.tokens, failed=decision.failed)

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from provrepair.benchmark.metrics import recovered
+from provrepair.benchmark.methods.common import build_plan, last_turn
+from provrepair.benchmark.metrics import recovered, wrong_answer_values, wrong_facts
 from provrepair.provenance.errors import ProvrepairError
 from provrepair.provenance.models import Case, MemoryRecord
 from provrepair.provenance.state.runs import ReportStatus
 from provrepair.provenance.vocab import MemoryStatus, StepType
-from provrepair.repair.methods.common import build_plan, last_turn
+from provrepair.repair.plan.values import same_value
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor
 from provrepair.repair.tools.packs import domain_functions, domain_tools
@@ -91,7 +92,7 @@ def recurrence_probe(case: Case, memories: list[MemoryRecord],
         return None, f"error: {type(exc).__name__}"
     if result.needs_human:
         return None, ReportStatus.NEEDS_HUMAN.value
-    if recovered(result.answer, required_facts):
+    if recovered(result.answer, required_facts, wrong_answer_values(case)):
         return False, "ok"
     return True, "unresolved_answer" if result.answer is None else "wrong_answer"
 
@@ -107,14 +108,9 @@ class FactProbe:
 
 
 def fact_probes(case: Case) -> list[FactProbe]:
-    """One per diagnosed fault stating a fact that no active record of the clean run holds."""
-    assert case.evaluation is not None
-    clean = {(m.entity_id, m.fact_key, m.fact_value) for m in case.evaluation.clean_memory_store
-             if m.status is MemoryStatus.ACTIVE}
-    faults = set(case.diagnosed_faults)
-    return [FactProbe(m.entity_id, m.fact_key, m.fact_value) for m in case.memory_store
-            if m.memory_id in faults and m.entity_id and m.fact_key and m.fact_value is not None
-            and (m.entity_id, m.fact_key, m.fact_value) not in clean]
+    """One per diagnosed fault stating a fact that no active record of the clean run holds
+    (metrics.wrong_facts)."""
+    return [FactProbe(*fact) for fact in wrong_facts(case)]
 
 
 def fact_recurrence(case: Case, memories: list[MemoryRecord]) -> tuple[bool | None, str]:
@@ -126,6 +122,7 @@ def fact_recurrence(case: Case, memories: list[MemoryRecord]) -> tuple[bool | No
     if not probes:
         return None, "no_fact_probe"
     active = [m for m in memories if m.status is MemoryStatus.ACTIVE]
-    back = sorted({m.memory_id for p in probes for m in active if
-                   (m.entity_id, m.fact_key, m.fact_value) == (p.entity_id, p.fact_key, p.wrong)})
+    back = sorted({m.memory_id for p in probes for m in active
+                   if (m.entity_id, m.fact_key) == (p.entity_id, p.fact_key)
+                   and same_value(m.fact_value, p.wrong)})
     return (True, "fault_value_active: " + ", ".join(back)) if back else (False, "ok")

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import BenchCase, graph_name, load_cases, slices
 from provrepair.benchmark.metrics import mean, summarize
 from provrepair.benchmark.noise import check_noise
@@ -47,13 +46,14 @@ from provrepair.benchmark.tables import (
     label,
     markdown,
     scored,
+    sweep_counts,
 )
 from provrepair.benchmark.workers import Brain, Job, Pool, check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.methods import METHODS, get_method
+from provrepair.repair.methods import get_method, method_names
 from provrepair.repair.reasoners.base import Reasoner
 
 ORDER = [*MAIN, *[m for m in ABLATION if m not in MAIN]]
@@ -113,9 +113,9 @@ def sample(items: list[BenchCase], limit: int | None) -> list[BenchCase]:
 
 
 def parse_methods(methods: str) -> list[str]:
-    register_baselines()
     if methods.strip() == "all":
-        return [*[m for m in ORDER if m in METHODS], *[m for m in METHODS if m not in ORDER]]
+        known = method_names()
+        return [*[m for m in ORDER if m in known], *[m for m in known if m not in ORDER]]
     names = [m.strip() for m in methods.split(",") if m.strip()]
     for name in names:
         get_method(name)  # ConfigError naming the choices
@@ -197,4 +197,6 @@ def method_summaries(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                        "reasoner_calls": mean(float(r.get("reasoner_calls", 0)) for r in done),
                        "errors": sum(1 for r in done if r.get("status") == "error"),
                        "oracle": any(r.get("oracle_assisted") for r in done)}
+        if any("sweep" in r for r in done):
+            out[method]["echo_sweep"] = sweep_counts(done)
     return out

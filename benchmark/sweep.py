@@ -4,6 +4,7 @@ and seeds → one table per noise rate (mean ± standard deviation over the seed
     for each seed, each level:  bench generate --seed S --fidelity L → <out>/seed-S/cases-L/
         for each noise rate R:  bench run --replay-noise R           → <out>/seed-S/results-L-noise-R/
     <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png
+    <out>/outcomes.json, readings.json, comparisons.md   (report.py: what BENCHMARKS.md quotes)
 
 The same seed at every level gives the same sessions and faults; only the recording (and the
 unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like; the
@@ -19,29 +20,51 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from provrepair.benchmark.generate import (
-    MANIFEST,
-    check_fidelity,
-    check_share,
-    generate_benchmark,
-)
+from provrepair.benchmark import generate as generate_module
+from provrepair.benchmark.generate import MANIFEST, check_fidelity, check_share
+from provrepair.benchmark.lookalikes import BENIGN_KINDS, COPY_KINDS, NAMESPACE_KINDS
 from provrepair.benchmark.noise import check_noise
+from provrepair.benchmark.pair import SWEEP_METHOD
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
-from provrepair.benchmark.quotas import slots, subset
+from provrepair.benchmark.report import write_report
 from provrepair.benchmark.run import parse_methods, run_benchmark
-from provrepair.benchmark.tables import PAPER, PAPER_METRICS, Table, label
+from provrepair.benchmark.tables import (
+    PAPER,
+    PAPER_METRICS,
+    RULES,
+    Table,
+    fmt,
+    label,
+    precision_recall,
+    sweep_counts,
+)
 from provrepair.benchmark.workers import check_jobs, worker_pool
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.progress import NO_PROGRESS, Progress
 
+
+class CaseSet(Protocol):
+    """What `bench sweep --set NAME` needs of a case set's module (benchmark/generate.py is
+    the controlled set's): its name (written into each manifest, so a folder of one set is
+    never taken for another's), how many cases a seed and limit give, and the generator."""
+
+    SET_NAME: str
+
+    def case_count(self, seed: int, limit: int | None) -> int: ...
+
+    def generate_benchmark(self, seed: int, out: Path, *, limit: int | None = None,
+                           fidelity: float = 1.0, answerable: float = 0.0,
+                           progress: Progress = NO_PROGRESS, tag: str = "") -> dict[str, Any]: ...
+
 DEFAULT_LEVELS = (1.0, 0.8, 0.6)
 DEFAULT_SEEDS = (42, 7, 1234)
 DEFAULT_NOISE = (0.0, 0.05)
-METRICS = ("recovery", "recurrence", "benign_preservation", "claim_f1", "replay_ratio")
-SHORT = {"recovery": "Rec", "recurrence": "Recur", "benign_preservation": "BP",
-         "claim_f1": "F1", "replay_ratio": "RR"}
+METRICS = ("recovery", "state_recovery", "recurrence", "benign_preservation", "claim_f1",
+           "replay_ratio")
+SHORT = {"recovery": "Rec", "state_recovery": "SRec", "recurrence": "Recur",
+         "benign_preservation": "BP", "claim_f1": "F1", "replay_ratio": "RR"}
 
 
 @dataclass(frozen=True)
@@ -64,9 +87,12 @@ class Grid:
 
 
 def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
-              answerable: float = 0.5, jobs: int = 1,
-              progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
-    """`jobs` worker processes, shared by every run of the sweep (workers.py)."""
+              answerable: float = 0.5, jobs: int = 1, progress: Progress = NO_PROGRESS,
+              case_set: CaseSet | None = None) -> tuple[dict[str, Any], str]:
+    """`jobs` worker processes, shared by every run of the sweep (workers.py). `case_set`
+    builds the cases of one seed and level (`bench sweep --set`; the controlled set, the
+    module benchmark/generate.py, by default)."""
+    cases_of: CaseSet = case_set if case_set is not None else generate_module
     require_matplotlib()
     parse_methods(methods)  # a bad name fails before any case is generated
     grid.check()
@@ -78,8 +104,8 @@ def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
     with worker_pool(jobs) as pool:
         for seed in grid.seeds:
             for level in grid.levels:
-                folder = _cases(Wanted(seed, level, limit, answerable), out / f"seed-{seed}",
-                                progress)
+                folder = _cases(Wanted(seed, level, limit, answerable, cases_of),
+                                out / f"seed-{seed}", progress)
                 for rate in grid.noise:
                     summary, _ = run_benchmark(
                         folder, methods, "offline", None,
@@ -96,6 +122,7 @@ def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
     (out / "sweep.md").write_text(text, encoding="utf-8")
     (out / "sweep.csv").write_text("".join(t.csv() for t in sweep_tables(sweep)), encoding="utf-8")
     (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
+    write_report(out)  # outcomes.json, readings.json, comparisons.md (report.py)
     for rate in grid.noise:
         means = {label(m): {str(lv): {k: v["mean"] for k, v in by[str(rate)][str(lv)].items()}
                             for lv in grid.levels}
@@ -114,15 +141,17 @@ class Wanted:
     fidelity: float
     limit: int | None
     answerable: float
+    case_set: CaseSet = generate_module
 
     @property
     def count(self) -> int:
-        return len(subset(slots(self.seed), self.limit))
+        return self.case_set.case_count(self.seed, self.limit)
 
     def matches(self, manifest: dict[str, Any]) -> bool:
         return (manifest.get("seed") == self.seed and manifest.get("fidelity") == self.fidelity
                 and manifest.get("answerable_share") == self.answerable
-                and manifest.get("cases") == self.count)
+                and manifest.get("cases") == self.count
+                and manifest.get("case_set", generate_module.SET_NAME) == self.case_set.SET_NAME)
 
 
 def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
@@ -137,9 +166,10 @@ def _cases(wanted: Wanted, out: Path, progress: Progress) -> Path:
                       f"wanted {wanted.count}): generating it again")
         for stale in folder.glob("*.json"):  # another sample: no old case may stay
             stale.unlink()
-    generate_benchmark(wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
-                       answerable=wanted.answerable, progress=progress,
-                       tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
+    wanted.case_set.generate_benchmark(
+        wanted.seed, folder, limit=wanted.limit, fidelity=wanted.fidelity,
+        answerable=wanted.answerable, progress=progress,
+        tag=f"fidelity {wanted.fidelity}, seed {wanted.seed}")
     return folder
 
 
@@ -156,7 +186,33 @@ def _sweep(grid: Grid, runs: dict[tuple[int, float, float], dict[str, Any]],
         "methods": {m: {str(rate): {str(lv): _spread([runs[(s, lv, rate)].get(m) for s in grid.seeds])
                                     for lv in grid.levels} for rate in grid.noise}
                     for m in first},
+        "echo_sweep": {f"noise {rate:g} @{lv}": _summed(
+            [(runs[(s, lv, rate)].get(SWEEP_METHOD) or {}).get("echo_sweep") or {}
+             for s in grid.seeds]) for rate in grid.noise for lv in grid.levels},
     }
+
+
+def _summed(counts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """The echo sweep's counts per kind (tables.sweep_counts), summed over the seeds."""
+    return sweep_counts({"sweep": c} for c in counts)
+
+
+def echo_table(sweep: dict[str, Any]) -> Table:
+    """Precision and recall of the echo sweep per setting, summed over the seeds: as
+    reported, by its value match alone, and by the rule before issue 39."""
+    settings = list(sweep.get("echo_sweep", {}))
+    scopes = (("task", (*COPY_KINDS, *BENIGN_KINDS)), ("namespace", NAMESPACE_KINDS))
+    rows = []
+    for scope, kinds in scopes:
+        for name, column in RULES:
+            cells = []
+            for setting in settings:
+                p, r = precision_recall(sweep["echo_sweep"][setting], kinds, column)
+                cells.append("--" if p is None and r is None else
+                             f"{fmt(p)} / {fmt(r)}")
+            rows.append([f"{scope} scope, {name}", *cells])
+    return Table("echo-sweep", f"The echo sweep ({label(SWEEP_METHOD)}): precision / recall on "
+                 "the look-alikes, summed over seeds", ["Rule", *settings], rows)
 
 
 def _spread(summaries: list[dict[str, Any] | None]) -> dict[str, Any]:
@@ -235,9 +291,12 @@ def paper_table(sweep: dict[str, Any], metric: str) -> Table:
 def sweep_text(sweep: dict[str, Any]) -> str:
     gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
                      for lv, counts in sweep["gold_claims"].items())
-    head = (f"## Quality against provenance fidelity and replay noise\n\n"
+    # headings one level down from a page's: BENCHMARKS.md quotes this file in a section
+    head = (f"### Quality against provenance fidelity and replay noise\n\n"
             f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
             f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
             f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
     tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
-    return head + "\n\n".join(t.markdown() for t in tables) + "\n"
+    if any(sweep.get("echo_sweep", {}).values()):
+        tables.append(echo_table(sweep))
+    return head + "\n\n".join(t.markdown(level=4) for t in tables) + "\n"

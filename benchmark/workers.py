@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from provrepair.benchmark.baselines import register_baselines
 from provrepair.benchmark.cases import BenchCase, load_cases
 from provrepair.benchmark.noise import NoisyReasoner
 from provrepair.benchmark.pair import run_pair
@@ -148,7 +147,6 @@ def _exit_with(parent: int) -> None:
 
 
 def run_job(job: Job) -> dict[str, Any]:
-    register_baselines()  # a spawned worker starts with the product's methods only
     if job.brain not in _BRAINS:
         _BRAINS[job.brain] = job.brain.make()
     return run_pair(_store(job.graph), _case(job), job.method, _BRAINS[job.brain])

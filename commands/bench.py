@@ -1,4 +1,13 @@
-"""`provrepair bench generate|run|sweep|clean`: the controlled benchmark of the paper, offline."""
+"""`provrepair bench generate|run|sweep|report|clean`: the paper's benchmarks, offline.
+
+`--set` names the case set: `controlled` (the paper's controlled benchmark, generated here,
+benchmark/generate.py) or `transfer` (the paper's §4.4 transfer set of multi-fault cases built
+from public agent trajectories, benchmark/transfer.py). A set is a module with what
+benchmark/sweep.py `CaseSet` names: SET_NAME, case_count(seed, limit) and
+generate_benchmark(seed, out, *, limit, fidelity, answerable, progress, tag) writing case
+files and a manifest.json, and optionally summary_table(manifest) -> str for `generate` to
+print (the controlled set's is benchmark/summary.py `table`); `run` reads any case files.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +18,34 @@ import click
 
 from provrepair.commands.output import ProgressBar, emit_json
 
+# --set NAME → the module building that case set ("module" under provrepair.benchmark)
+CASE_SETS = {"controlled": "generate", "transfer": "transfer"}
+SET_OPTION = click.option(
+    "--set", "case_set", type=click.Choice(list(CASE_SETS)), default="controlled",
+    show_default=True, help="The case set: the paper's controlled benchmark, or its transfer "
+    "set of multi-fault cases from public agent trajectories (docs/benchmark.md).")
+
+
+def case_set_module(name: str) -> Any:
+    """The module that builds case set `name` (InputError when it is not installed)."""
+    import importlib
+
+    from provrepair.provenance.errors import InputError
+
+    try:
+        return importlib.import_module(f"provrepair.benchmark.{CASE_SETS[name]}")
+    except ModuleNotFoundError as exc:
+        raise InputError(f"--set {name}: this installation has no {name} case set "
+                         f"(provrepair.benchmark.{CASE_SETS[name]})") from exc
+
 
 @click.group()
 def bench() -> None:
-    """Generate the controlled benchmark and run every method on it (the paper's tables)."""
+    """Generate the paper's benchmarks and run every method on them (the paper's tables)."""
 
 
 @bench.command()
+@SET_OPTION
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Directory to write the cases to (one .json per case).")
@@ -29,19 +59,21 @@ def bench() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only N cases, stratified by domain, fault type and single/multi-fault.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def generate(seed: int, out: Path, fidelity: float, answerable: float, limit: int | None,
-             as_json: bool) -> None:
-    """Generate the 150 controlled cases (Table 1's distribution) by running the agent."""
-    from provrepair.benchmark.generate import MANIFEST, generate_benchmark
+def generate(case_set: str, seed: int, out: Path, fidelity: float, answerable: float,
+             limit: int | None, as_json: bool) -> None:
+    """Generate a case set: the 150 controlled cases (Table 1's distribution) by running the
+    agent, or the transfer set."""
+    from provrepair.benchmark.generate import MANIFEST
     from provrepair.benchmark.summary import table
 
+    module = case_set_module(case_set)
     with ProgressBar(quiet=as_json) as bar:
-        summary = generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
-                                     answerable=answerable, progress=bar)
+        summary = module.generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
+                                            answerable=answerable, progress=bar)
     if as_json:
         emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
         return
-    click.echo(table(summary))
+    click.echo(getattr(module, "summary_table", table)(summary))  # a set may print its own
     click.echo(f"\nWrote {summary['cases']} cases and {MANIFEST} to {out}")
 
 
@@ -103,9 +135,10 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes running the pairs of each method (default: one per CPU); "
                    "the results are the same for any number.")
+@SET_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def sweep(levels: str, seeds: str, noise: str, answerable: float, methods: str, out: Path,
-          limit: int | None, jobs: int | None, as_json: bool) -> None:
+          limit: int | None, jobs: int | None, case_set: str, as_json: bool) -> None:
     """Every method over fidelity levels, replay-noise rates and seeds: recovery, recurrence,
     benign preservation, claim F1 and replay ratio, mean ± sd over the seeds (sweep.md,
     sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png). Offline."""
@@ -116,7 +149,8 @@ def sweep(levels: str, seeds: str, noise: str, answerable: float, methods: str, 
                 tuple(_numbers(noise, "--replay-noise", float)))
     with ProgressBar(quiet=as_json) as bar:
         result, text = run_sweep(grid, methods, out, limit=limit, answerable=answerable,
-                                 jobs=jobs or default_jobs(), progress=bar)
+                                 jobs=jobs or default_jobs(), progress=bar,
+                                 case_set=case_set_module(case_set))
     if as_json:
         emit_json(result)
     else:
@@ -130,6 +164,30 @@ def _numbers(text: str, option: str, kind: type[float] | type[int]) -> list[Any]
         return [kind(v) for v in text.split(",") if v.strip()]
     except ValueError as exc:
         raise InputError(f"{option} {text!r}: not a list of numbers") from exc
+
+
+@bench.command()
+@click.option("--out", "out", type=click.Path(path_type=Path, exists=True, file_okay=False),
+              required=True, help="A `bench sweep` output directory.")
+@click.option("--quote-into", "quote_into", type=click.Path(path_type=Path, exists=True,
+                                                            dir_okay=False),
+              help="Then rewrite every `<!-- quote: PATH -->` block of this Markdown file "
+                   "(BENCHMARKS.md) with the file at PATH.")
+@click.option("--json", "as_json", is_flag=True, help="Print the readings as JSON.")
+def report(out: Path, quote_into: Path | None, as_json: bool) -> None:
+    """Write a sweep's readings from its result files: outcomes.json (which cases each method
+    recovered), readings.json, comparisons.md and headline.md (each comparison with N, mean ±
+    sd, the cases that differ and a sign test's verdict). `bench sweep` writes them at its
+    end."""
+    from provrepair.benchmark.report import COMPARISONS, requote, write_report
+
+    result = write_report(out)
+    if quote_into is not None:
+        requote(quote_into)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo((out / COMPARISONS).read_text(encoding="utf-8"), nl=False)
 
 
 @bench.command()

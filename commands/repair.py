@@ -26,34 +26,57 @@ SCOPE_OPTION = click.option(
               help="Explain why one node got its disposition instead of printing the plan.")
 @click.option("--no-record", is_flag=True, help="Do not write the plan to the graph as a run.")
 @SCOPE_OPTION
+@click.option("--method", default="dependency_guided", show_default=True,
+              help="Planner: ours (dependency_guided), the paper's (paper: without rule 8), "
+                   "or a baseline or ablation (see `provrepair methods`; --explain needs one "
+                   "of the first two).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
 def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
-         scope: str, as_json: bool) -> None:
+         scope: str, method: str, as_json: bool) -> None:
     """Compute the rollback plan of a task (docs/method.md §1-4).
 
     Seeds, contaminated region, independent support, answer relevance and the replay set are
     computed in the graph store; the plan is recorded as a :RepairRun (unless --no-record)
     so a graph browser can show it. Planning never changes the memory store.
     """
-    from provrepair.repair.plan import compute_plan
+    from provrepair.repair.methods import get_method
     from provrepair.repair.plan.explain import explain
     from provrepair.repair.plan.scope import task_namespace, with_scope
     from provrepair.repair.runs import record_plan_run
 
     fault_ids = id_list(faults)
+    planner = get_method(method)  # ConfigError naming the known methods
     with store() as st:
         if scope == "namespace":
             task_namespace(st, task_id)  # NoNamespace before planning
-        the_plan, trace = compute_plan(st, task_id, fault_ids)
+        the_plan, trace = _method_plan(st, planner, task_id, fault_ids, explain_id)
         the_plan = with_scope(st, the_plan, "namespace" if scope == "namespace" else "task")
         if explain_id is not None:
             _print_explanation(explain(the_plan, trace, explain_id), as_json)
             return
-        run_id = None if no_record else record_plan_run(st, the_plan, method="dependency_guided")
+        run_id = None if no_record else record_plan_run(st, the_plan, method=method)
     if as_json:
         emit_json(the_plan.model_dump())
         return
     _print_plan(the_plan, run_id)
+
+
+def _method_plan(st: Any, planner: Any, task_id: str, faults: list[str] | None,
+                 explain_id: str | None) -> tuple[Any, Any]:
+    """(plan, planner trace): the engine's planners give their trace (for --explain); any
+    other method plans from the stored case, without its evaluation block."""
+    if hasattr(planner, "compute"):
+        found: tuple[Any, Any] = planner.compute(st, task_id, faults)
+        return found
+    if explain_id is not None:
+        raise InputError(f"--explain {explain_id}: method {planner.name!r} has no planner "
+                         "trace to explain; use --method dependency_guided or paper")
+    from provrepair.provenance.readback import read_case
+    from provrepair.repair.methods import MethodContext
+    from provrepair.repair.reasoners.offline import OfflineReasoner
+
+    case = read_case(st, task_id, with_evaluation=False)
+    return planner.plan(MethodContext(st, task_id, case, faults, OfflineReasoner())).plan, None
 
 
 def _print_plan(the_plan: Any, run_id: str | None) -> None:
@@ -111,8 +134,8 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--no-early-cutoff", is_flag=True,
               help="Replay every selected step even when its inputs came out unchanged.")
 @click.option("--method", default="dependency_guided", show_default=True,
-              help="Repair method: ours (dependency_guided), a baseline or an ablation "
-                   "(see `provrepair methods`).")
+              help="Repair method: ours (dependency_guided), the paper's (paper: without "
+                   "rule 8), a baseline or an ablation (see `provrepair methods`).")
 @click.option("--resume", is_flag=True,
               help="Continue a repair that stopped with needs_human (exit 3), after a person "
                    "decided about the side-effecting step it names.")
@@ -261,9 +284,9 @@ def history(task_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def methods(as_json: bool) -> None:
     """List the repair methods: ours, the baselines and the ablations."""
-    from provrepair.repair.methods import METHODS
+    from provrepair.repair.methods import get_method, method_names
 
-    rows = [{"name": m.name, "description": m.description} for m in METHODS.values()]
+    rows = [{"name": n, "description": get_method(n).description} for n in method_names()]
     if as_json:
         emit_json(rows)
         return

@@ -14,14 +14,17 @@ group (`GROUPS`), as datasette and sqlite-utils plugins do:
     mymodel = "my_package.reasoner:MyReasoner"
 
 A plugin never replaces a built-in of the same name (a typo'd or hostile package cannot
-redirect "offline" to a network service); `register` adds one from Python code.
+redirect "offline" to a network service); `register` adds one from Python code, and refuses a
+built-in's or an installed plugin's name. `entries()` says where each name comes from
+(`provrepair plugins` prints it, as `datasette plugins` does).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
 from provrepair.provenance.errors import ConfigError
@@ -39,6 +42,24 @@ GROUPS = {
 }
 
 
+BUILT_IN = "built-in"
+REGISTERED = "registered from Python"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name of a registry and where it comes from: `source` is "built-in", "registered
+    from Python", or the installed distribution declaring it ("name version"); `target` the
+    "module:attribute" it loads (a callable's qualified name when registered); `shadowed`: a
+    plugin's name that a built-in holds, so the plugin is never used."""
+
+    kind: str
+    name: str
+    source: str
+    target: str
+    shadowed: bool = False
+
+
 class Registry(Generic[T]):
     """Name → factory for one kind. Lookups are exact; a miss names every known name."""
 
@@ -52,11 +73,30 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted({*self._builtins, *self._registered, *self._plugins()})
 
+    def builtin_names(self) -> list[str]:
+        return list(self._builtins)
+
     def register(self, name: str, factory: str | Callable[..., T]) -> None:
-        """Add (or replace) a name from Python code; built-ins cannot be replaced."""
+        """Add a name from Python code (registering it again replaces the earlier one);
+        a built-in's or an installed plugin's name is refused, never silently replaced."""
         if name in self._builtins:
             raise ConfigError(f"{self.kind} {name!r} is built in and cannot be replaced")
+        plugin = self._plugins().get(name)
+        if plugin is not None:
+            raise ConfigError(f"{self.kind} {name!r} is provided by the installed package "
+                              f"{_source(plugin)} and cannot be replaced; register it under "
+                              "another name")
         self._registered[name] = factory
+
+    def entries(self) -> list[Entry]:
+        """Every name with its source, built-ins first, then the others by name; a plugin
+        whose name a built-in holds is listed too, marked `shadowed`."""
+        out = [Entry(self.kind, n, BUILT_IN, _target(t)) for n, t in self._builtins.items()]
+        others = [Entry(self.kind, n, REGISTERED, _target(t)) for n, t in self._registered.items()]
+        for ep in entry_points(group=self.group):
+            others.append(Entry(self.kind, ep.name, _source(ep), ep.value,
+                                shadowed=ep.name in self._builtins))
+        return out + sorted(others, key=lambda e: (e.name, e.source))
 
     def find(self, name: str) -> Callable[..., T] | None:
         """The factory registered under `name`, or None."""
@@ -81,6 +121,17 @@ class Registry(Generic[T]):
         # imported until its name is asked for
         return {ep.name: ep for ep in entry_points(group=self.group)
                 if ep.name not in self._builtins}
+
+
+def _source(ep: EntryPoint) -> str:
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "an installed package"
+
+
+def _target(target: str | Callable[..., Any]) -> str:
+    if isinstance(target, str):
+        return target
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', repr(target))}"
 
 
 def _load(target: str | Callable[..., T]) -> Callable[..., T]:

@@ -1,60 +1,58 @@
 """Repair methods behind one interface: each makes a rollback plan for a task; the same
 executor replays it (docs/method.md, "Baselines and ablations: same interface, same
-executor"). `METHODS` maps the CLI name (`provrepair repair --method NAME`) to the method.
+executor"). `METHODS` is the method registry (provenance/registry.py): the CLI name
+(`provrepair plan|repair --method NAME`) → the method.
 
-    dependency_guided    ours (ours.py)
-    no_support_check     ablation: P_sup = ∅ (ours.py)
-    no_rollback_planner  ablation (ablations.py)
-    no_selective_replay  ablation (ablations.py)
-    no_repair            baseline (no_repair.py)
-    full_reset           baseline (full_reset.py)
-    delete_retrieved     baseline (delete_retrieved.py)
-    memaudit             baseline, no oracle data (memaudit.py)
-    memaudit_oracle      baseline as the paper ran it: ORACLE-ASSISTED (memaudit.py)
-    llm_judge            baseline, needs --reasoner openai (llm_judge.py)
-    agenttrace           baseline (agenttrace.py)
+The engine's methods are built in and can never be replaced (ours.py):
+
+    dependency_guided    ours, the default (the paper's plan and rule 8)
+    paper                the paper's method: docs/method.md without rule 8
+
+Every other method comes through the "provrepair.methods" entry points: the benchmark's
+baselines and ablations (provrepair/benchmark/methods/, declared in pyproject.toml) and any
+installed package's; `provrepair plugins` lists them with their source. `register` adds
+one from Python code.
 """
 
 from __future__ import annotations
 
-from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.registry import Registry
-from provrepair.repair.methods.ablations import NoRollbackPlanner, NoSelectiveReplay
-from provrepair.repair.methods.agenttrace import AgentTrace
 from provrepair.repair.methods.base import Decision, Method, MethodContext, MethodNotRun, Planned
-from provrepair.repair.methods.delete_retrieved import DeleteRetrieved
-from provrepair.repair.methods.full_reset import FullReset
-from provrepair.repair.methods.llm_judge import LLMJudge
-from provrepair.repair.methods.memaudit import MemAudit, MemAuditOracle
-from provrepair.repair.methods.no_repair import NoRepair
-from provrepair.repair.methods.ours import DependencyGuided, WithoutSupportCheck
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    DependencyGuided(), WithoutSupportCheck(), NoRollbackPlanner(), NoSelectiveReplay(),
-    NoRepair(), FullReset(), DeleteRetrieved(), MemAudit(), MemAuditOracle(), LLMJudge(),
-    AgentTrace())}
+DEFAULT_METHOD = "dependency_guided"
 
+METHODS: Registry[Method] = Registry("method", {
+    "dependency_guided": "provrepair.repair.methods.ours:DependencyGuided",
+    "paper": "provrepair.repair.methods.ours:Paper",
+})
 
-# methods other packages add through the "provrepair.methods" entry points (a Method class or
-# factory, provenance/registry.py); the built-ins above are never replaced by one
-PLUGINS: Registry[Method] = Registry("method", {})
+_made: dict[str, Method] = {}  # name → the method made once (methods hold no state)
 
 
 def get_method(name: str) -> Method:
-    if name in METHODS:
-        return METHODS[name]
-    factory = PLUGINS.find(name)
-    if factory is None:
-        known = ", ".join(sorted({*METHODS, *PLUGINS.names()}))
-        raise ConfigError(f"unknown method {name!r}; known: {known} (plugins add names through "
-                          "the 'provrepair.methods' entry points)")
-    METHODS[name] = method = factory()
+    """The method registered under `name` (ConfigError naming every known method if none)."""
+    method = _made.get(name)
+    if method is None:
+        _made[name] = method = METHODS.create(name)
     return method
 
 
+def method_names() -> list[str]:
+    """Every method the registry knows: built-ins first, then the others by name."""
+    builtins = METHODS.builtin_names()
+    return [*builtins, *(n for n in METHODS.names() if n not in builtins)]
+
+
 def register(method: Method) -> None:
-    METHODS[method.name] = method
+    """Add a method from Python code under its `name`: ConfigError for a built-in's or an
+    installed plugin's name (never silently replaced)."""
+    def factory() -> Method:
+        return method
+
+    factory.__module__, factory.__qualname__ = type(method).__module__, type(method).__qualname__
+    METHODS.register(method.name, factory)
+    _made.pop(method.name, None)
 
 
-__all__ = ["METHODS", "Decision", "Method", "MethodContext", "MethodNotRun", "Planned", "get_method",
-           "register"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Decision", "Method", "MethodContext", "MethodNotRun",
+           "Planned", "get_method", "method_names", "register"]

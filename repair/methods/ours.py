@@ -1,27 +1,38 @@
-"""Ours (dependency-guided rollback repair) and its planner-level ablation."""
+"""The engine's two planners behind the method interface, and the echo sweep acting on one.
+
+    paper              the paper's plan: docs/method.md §1-4, rules 1-7 (the spec)
+    dependency_guided  ours, the default: the paper's plan and rule 8 (a quarantined record's
+                       writer is replayed, so the record is rewritten, not only withdrawn)
+"""
 
 from __future__ import annotations
 
+from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.methods.base import Method, MethodBase, MethodContext, Planned
-from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan import PlanTrace, compute_plan
 from provrepair.repair.plan.echo import with_copies
 from provrepair.repair.plan.model import RepairPlan
 
 
 class DependencyGuided(MethodBase):
     name = "dependency_guided"
-    description = "ours: seeds, contamination reach, independent support, rule-guided plan"
+    description = ("ours: seeds, contamination reach, independent support, rule-guided plan "
+                   "with rule 8 (a quarantined record is rewritten)")
+    rewrite_quarantined = True
+
+    def compute(self, store: GraphStore, task_id: str,
+                faults: list[str] | None) -> tuple[RepairPlan, PlanTrace]:
+        """The plan and what the planner found (for `plan --explain`)."""
+        return compute_plan(store, task_id, faults, rewrite_quarantined=self.rewrite_quarantined)
 
     def make_plan(self, ctx: MethodContext) -> RepairPlan:
-        return compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
+        return self.compute(ctx.store, ctx.task_id, ctx.faults)[0]
 
 
-class WithoutSupportCheck(MethodBase):
-    name = "no_support_check"
-    description = "ablation: P_sup = ∅ (every affected candidate is invalidated)"
-
-    def make_plan(self, ctx: MethodContext) -> RepairPlan:
-        return compute_plan(ctx.store, ctx.task_id, ctx.faults, support_check=False)[0]
+class Paper(DependencyGuided):
+    name = "paper"
+    description = "the paper's method: the same plan without rule 8 (docs/method.md §4)"
+    rewrite_quarantined = False
 
 
 class QuarantiningCopies(MethodBase):

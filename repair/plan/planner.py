@@ -53,10 +53,12 @@ class PlanTrace:
 
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
-                 support_check: bool = True,
+                 support_check: bool = True, rewrite_quarantined: bool = True,
                  quarantine_copies: bool = False) -> tuple[RepairPlan, PlanTrace]:
     """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
     `support_check=False` is the paper's ablation "without support check" (P_sup = ∅).
+    `rewrite_quarantined=False` leaves out rule 8 (beyond the paper): the paper's own plan,
+    the method `paper` (docs/method.md §4).
     After planning, the echo sweep (echo.py) reports the records that carry a fault's value
     with no recorded edge (`suspected_copies`); `quarantine_copies` quarantines them.
     The cyclic GC is paused meanwhile (provenance/gc_pause.py): a plan allocates in bursts
@@ -64,14 +66,16 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
     Its reads are pipelined (`store.read_ahead()`): the support check's statement of each
     reach hop, and the task-wide lists, run on the server while the planner works."""
     with gc_paused(), store.read_ahead() as reads:
-        plan, trace = _compute_plan(store, task_id, faults, support_check, reads)
+        plan, trace = _compute_plan(store, task_id, faults, support_check, rewrite_quarantined,
+                                    reads)
     trace.view.reads = None  # --explain reads on after the plan's connection went back
     plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
     return plan, trace
 
 
 def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
-                  support_check: bool, reads: ReadAhead) -> tuple[RepairPlan, PlanTrace]:
+                  support_check: bool, rewrite_quarantined: bool,
+                  reads: ReadAhead) -> tuple[RepairPlan, PlanTrace]:
     task = get_task_props(store, task_id)
     fault_ids = list(dict.fromkeys(faults if faults is not None else task.get("diagnosed_faults", [])))
     require_faults(task_id, fault_ids)
@@ -95,7 +99,7 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
     final = _final_answer(view)
     removed = deleted | quarantined
     relevance = answer_relevant(view, invalidated, removed, final)
-    rewrites = _producers(view, quarantined, invalidated)
+    rewrites = _producers(view, quarantined, invalidated) if rewrite_quarantined else {}
     start = (rules.replay_unsupported_answer_relevant_node(relevance.answer_relevant)
              | rules.regenerate_final_answer(final)
              | rules.replay_faulty_memory_provenance_seed(s for _, s in seeds.values())

@@ -5,8 +5,9 @@ each stored as its own task; the case names it (`memory_namespace`, docs/case-fo
 wrong value copied outside the recorder's view may sit in another conversation's records,
 where no edge of the planned task can reach it. With `--scope namespace`, after planning, the
 active records of every other task of the namespace (visible now: provenance/state/memory.py
-`visible_now`) that assert a diagnosed fault's value by the rule of the task-level sweep
-(repair/plan/echo.py; cypher/repair/list_namespace_copies.cypher) are reported as the plan's
+`visible_now`) that assert a diagnosed fault's value and have no trusted source of their own
+stating it, by the rule of the task-level sweep (repair/plan/echo.py;
+cypher/repair/list_namespace_copies.cypher), are reported as the plan's
 `namespace_copies`, each naming its task. Reported only: `repair --quarantine-copies`
 quarantines them, in their own tasks (repair/scope_sweep.py).
 
@@ -22,10 +23,11 @@ its own scope, and asking for its namespace is an error naming it (NoNamespace).
 from __future__ import annotations
 
 from provrepair.provenance.errors import NoNamespace
-from provrepair.provenance.keys import LIVE_PREFIX, node_uid, task_key
+from provrepair.provenance.keys import LIVE_PREFIX, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.state.memory import memory_params, visible_now
 from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan.echo import Stated, fault_values, first_asserted, independently_stated
 from provrepair.repair.plan.model import NamespaceCopy, RepairPlan, Scope
 
 SCOPES: tuple[Scope, ...] = ("task", "namespace")
@@ -46,22 +48,32 @@ def task_namespace(store: GraphStore, task_id: str) -> str:
 
 def namespace_copies(store: GraphStore, task_id: str, faults: list[str],
                      namespace: str) -> list[NamespaceCopy]:
-    """Active records of the namespace's other tasks asserting a fault's value: one per
-    record (the first fault it echoes, in store order), by task, then store order."""
-    if not faults:
+    """Active records of the namespace's other tasks asserting a fault's value, by the rule
+    of the task-level sweep (echo.py: normalised and bounded, and no trusted source of their
+    own stating it): one per record (the first fault it echoes), by task, then store order."""
+    stated = fault_values(store, task_id, faults)
+    if not stated:
         return []
-    key = task_key(task_id)
     rows = store.run("list_namespace_copies", {
-        "task_key": key, "namespace": namespace, "live_prefix": LIVE_PREFIX,
-        "fault_uids": [node_uid(key, f) for f in faults], **memory_params()})
-    copies: dict[tuple[str, str], NamespaceCopy] = {}
+        "task_key": task_key(task_id), "namespace": namespace, "live_prefix": LIVE_PREFIX,
+        **memory_params()})
+    matched: dict[str, tuple[str, Stated, Stated]] = {}
     for row in rows:
-        ident = (str(row["task_id"]), str(row["id"]))
-        if ident not in copies and visible_now(row):
-            copies[ident] = NamespaceCopy(task_id=ident[0], memory_id=ident[1],
-                                          fault_id=str(row["fault_id"]),
-                                          same_record=bool(row["same_record"]))
-    return list(copies.values())
+        record = Stated.of(row)
+        fault = first_asserted(record, stated) if visible_now(row) else None
+        if fault is not None:
+            matched[record.uid] = (str(row["task_id"]), record, fault)
+    # the fault itself, as another conversation recorded it, is never excused as sourced
+    sourced = independently_stated(store, {u: f for u, (_, r, f) in matched.items()
+                                           if not _same_record(r, f)})
+    return [NamespaceCopy(task_id=task, memory_id=record.id, fault_id=fault.id,
+                          same_record=_same_record(record, fault))
+            for u, (task, record, fault) in matched.items() if u not in sourced]
+
+
+def _same_record(record: Stated, fault: Stated) -> bool:
+    """The record has the fault's agent id (docs/case-format.md, "Agent ids")."""
+    return (record.record_id or record.id) == (fault.record_id or fault.id)
 
 
 def with_scope(store: GraphStore, plan: RepairPlan, scope: Scope) -> RepairPlan:

@@ -15,6 +15,7 @@ import pytest
 
 from provrepair.benchmark.generate import generate_cases
 from provrepair.benchmark.run import run_benchmark
+from provrepair.repair.methods import method_names
 from tests.conftest import Cli
 from tests.integration.test_bench_run import Labels
 
@@ -125,7 +126,7 @@ def test_clean_keeps_the_graph_the_workers_use(cli: Cli, tmp_path: Path) -> None
     assert run.returncode == 0, stderr
     assert json.loads(stdout)["cases"] == 6
     lines = (out / "results.jsonl").read_text().splitlines()
-    assert len(lines) == 6 * 13 and all(json.loads(t)["status"] != "error" for t in lines)
+    assert len(lines) == 6 * len(method_names()) and all(json.loads(t)["status"] != "error" for t in lines)
 
 
 def test_jobs_must_be_at_least_one(cli: Cli, tmp_path: Path) -> None:

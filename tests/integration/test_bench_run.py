@@ -13,7 +13,7 @@ import pytest
 from provrepair.benchmark.run import run_benchmark
 from provrepair.provenance.ingest import list_tasks
 from provrepair.provenance.store.config import open_store
-from provrepair.repair.methods import METHODS
+from provrepair.repair.methods import method_names
 from tests.conftest import Cli
 
 REPLAY = Path(__file__).resolve().parent.parent / "cases" / "replay"
@@ -60,9 +60,9 @@ def test_run_writes_lines_tables_csv_and_plot_then_resumes(
     out = tmp_path / "out"
     first = run(cases, out, capsys)
     written = lines(out)
-    assert len(written) == len(PICK) * len(METHODS)
+    assert len(written) == len(PICK) * len(method_names())
     assert {(x["case"], x["method"]) for x in written} == {
-        (json.loads((REPLAY / n).read_text())["task_id"], m) for n in PICK for m in METHODS}
+        (json.loads((REPLAY / n).read_text())["task_id"], m) for n in PICK for m in method_names()}
     for line in written:
         if line["method"] == "llm_judge":
             assert line["status"] == "not_run" and "--reasoner openai" in line["reason"]
@@ -77,7 +77,7 @@ def test_run_writes_lines_tables_csv_and_plot_then_resumes(
 
     methods = first["methods"]
     assert methods["llm_judge"]["status"] == "not_run"
-    for name in set(METHODS) - {"llm_judge"}:
+    for name in set(method_names()) - {"llm_judge"}:
         assert methods[name]["n"] == len(PICK)
         assert isinstance(methods[name]["recovery"], float)
         assert methods[name]["replay_ratio"] is not None

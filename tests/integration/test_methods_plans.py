@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark.methods.common import check_case_plan
+from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.models import Case
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.methods import METHODS, MethodContext, MethodNotRun
-from provrepair.repair.methods.common import check_case_plan
+from provrepair.repair.methods import MethodContext, MethodNotRun, get_method, method_names, register
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.model import RepairPlan
 from provrepair.repair.reasoners.offline import OfflineReasoner
@@ -32,7 +33,7 @@ def stored(store: GraphStore, case: Case) -> Case:
 
 def plan(store: GraphStore, case: Case, method: str) -> RepairPlan:
     ctx = MethodContext(store, case.task_id, stored(store, case), None, OfflineReasoner())
-    result = METHODS[method].plan(ctx).plan
+    result = get_method(method).plan(ctx).plan
     check_case_plan(ctx.case, result)
     return result
 
@@ -46,11 +47,25 @@ def travel(falkordb_store: GraphStore) -> tuple[GraphStore, Case]:
     return falkordb_store, load(TRAVEL)
 
 
-def test_every_method_is_registered() -> None:
-    assert set(METHODS) == {"dependency_guided", "no_support_check", "no_rollback_planner",
-                            "no_selective_replay", "no_repair", "full_reset", "delete_retrieved",
-                            "memaudit", "memaudit_oracle", "llm_judge", "agenttrace"} | (
-                                {"replay_everything", "dependency_guided_echo"} & set(METHODS))
+def test_every_method_is_registered_and_the_engine_keeps_its_own() -> None:
+    assert method_names()[:2] == ["dependency_guided", "paper"]  # built in
+    assert set(method_names()) == {
+        "dependency_guided", "paper", "no_support_check", "no_rollback_planner",
+        "no_selective_replay", "no_repair", "full_reset", "delete_retrieved", "memaudit",
+        "memaudit_oracle", "llm_judge", "agenttrace", "replay_everything",
+        "dependency_guided_echo"}
+    # the baselines live beside the engine, with the benchmark, reached by entry points
+    assert type(get_method("agenttrace")).__module__ == "provrepair.benchmark.methods.agenttrace"
+
+
+def test_register_never_replaces_a_built_in_or_a_plugin() -> None:
+    impostor = get_method("no_repair")
+    for name in ("dependency_guided", "paper", "no_repair"):
+        with pytest.raises(ConfigError, match=f"method '{name}' is (built in|provided by)"):
+            register(type("Impostor", (), {"name": name, "description": "",
+                                           "plan": impostor.plan})())  # type: ignore[arg-type]
+    assert type(get_method("dependency_guided")).__name__ == "DependencyGuided"
+    assert type(get_method("no_repair")).__name__ == "NoRepair"
 
 
 def test_no_repair_is_the_empty_plan(travel: tuple[GraphStore, Case]) -> None:
@@ -134,7 +149,7 @@ def test_no_selective_replay_keeps_the_dispositions_and_replays_everything_after
     assert p.preserve_step_ids == []
     for field in ("delete_memory_ids", "quarantine_memory_ids", "invalidate_claim_ids"):
         assert getattr(p, field) == getattr(base, field)
-    assert METHODS["no_selective_replay"].early_cutoff is False  # type: ignore[attr-defined]
+    assert get_method("no_selective_replay").early_cutoff is False  # type: ignore[attr-defined]
 
 
 # -- MemAudit on a hand-made contradiction ---------------------------------------------------------
@@ -178,7 +193,7 @@ def test_memaudit_deletes_the_contradicted_influential_record(falkordb_store: Gr
     case = audit_case()
     ctx = MethodContext(falkordb_store, case.task_id, stored(falkordb_store, case), None,
                         OfflineReasoner())
-    planned = METHODS["memaudit"].plan(ctx)
+    planned = get_method("memaudit").plan(ctx)
     p = planned.plan
     assert p.delete_memory_ids == ["m_2"]
     assert p.replay_step_ids == ["s_2", "s_3"]
@@ -188,12 +203,9 @@ def test_memaudit_deletes_the_contradicted_influential_record(falkordb_store: Gr
 
 def test_replay_everything_deletes_the_faults_and_replays_every_step(
         travel: tuple[GraphStore, Case]) -> None:
-    from provrepair.benchmark.baselines import register_baselines
-
-    register_baselines()
     p = plan(*travel, "replay_everything")
     assert p.delete_memory_ids == ["m_f000"]
     assert p.replay_step_ids == [s for s in TRAVEL_STEPS if s != "s_005"]  # s_005 refreshed
     assert p.invalidate_claim_ids == ["s_002", "s_009"]
     assert p.quarantine_memory_ids == ["m_008"]
-    assert not METHODS["replay_everything"].early_cutoff
+    assert not get_method("replay_everything").early_cutoff

@@ -16,16 +16,13 @@ from pathlib import Path
 
 from provrepair.benchmark.labels import contains_all
 from provrepair.provenance.ingest import ingest_case
-from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.explain import explain
 from provrepair.repair.reasoners.offline import OfflineReasoner
-from provrepair.repair.replay.executor import Executor
 from provrepair.repair.service import repair_task
-from provrepair.repair.tools.packs import domain_functions, domain_tools
-from provrepair.repair.tools.registry import ToolRegistry
+from tests.conftest import Cli
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "rewrite" / \
     "shopping_quarantined_record_rewritten.json"
@@ -48,19 +45,32 @@ def test_the_writer_of_a_quarantined_record_is_replayed_and_the_answer_recovers(
     assert contains_all(report.answer, REQUIRED)
 
 
-def test_without_the_rule_the_record_is_withdrawn_and_the_answer_unresolved(
+def test_the_papers_method_leaves_the_record_withdrawn_and_the_answer_unresolved(
         falkordb_store: GraphStore) -> None:
-    """The same plan minus what rule 8 added (the paper's plan): s_035 suspicious, not
-    replayed; m_017 stays quarantined with nothing in its place."""
+    """`paper` (docs/method.md without rule 8): s_035 suspicious, not replayed; m_017 stays
+    quarantined with nothing in its place. The rest of the plan is ours, and --explain gives
+    no rule-8 reason."""
     case = parse_case(json.loads(CASE.read_text(encoding="utf-8")))
     ingest_case(falkordb_store, case)
-    plan, _ = compute_plan(falkordb_store, case.task_id)
-    papers = plan.model_copy(update={
-        "replay_step_ids": [s for s in plan.replay_step_ids if s != "s_035"],
-        "suspicious_step_ids": sorted([*plan.suspicious_step_ids, "s_035"])})
-    stored = read_case(falkordb_store, case.task_id, with_evaluation=False)
-    tools = ToolRegistry(stored.tools, stored.world, domain_tools(stored.domain))
-    result = Executor(stored, papers, OfflineReasoner(), tools, "paper",
-                      functions=domain_functions(stored.domain)).run()
-    assert result.answer is None
-    assert "best_offer" in result.unresolved["s_038"]
+    ours, _ = compute_plan(falkordb_store, case.task_id)
+    papers, trace = compute_plan(falkordb_store, case.task_id, rewrite_quarantined=False)
+    assert papers == ours.model_copy(update={
+        "replay_step_ids": [s for s in ours.replay_step_ids if s != "s_035"],
+        "suspicious_step_ids": sorted([*ours.suspicious_step_ids, "s_035"])})
+    assert "rule 8" not in explain(papers, trace, "s_035")["replay"]
+    report = repair_task(falkordb_store, case.task_id, OfflineReasoner(), method="paper",
+                         dry_run=True)
+    assert report.answer is None
+    assert "best_offer" in report.unresolved["s_038"]
+
+
+def test_plan_and_repair_take_the_papers_method(cli: Cli) -> None:
+    assert cli("ingest", str(CASE)).returncode == 0
+    task = json.loads(CASE.read_text(encoding="utf-8"))["task_id"]
+    shown = cli("plan", "--task", task, "--method", "paper", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "s_035" in json.loads(shown.stdout)["suspicious_step_ids"]
+    history = json.loads(cli("history", "--task", task, "--json").stdout)
+    assert [r["method"] for r in history] == ["paper"]
+    repaired = cli("repair", "--task", task, "--method", "paper", "--json")
+    assert repaired.returncode == 4, repaired.stderr  # partial: the answer stays unresolved

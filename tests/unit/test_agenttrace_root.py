@@ -1,15 +1,15 @@
 """AgentTrace-style picks the root cause where the contamination entered (the earliest
 contaminated step the backward walk from the failure reaches), not the final answer that
-the paper's printed f_back = 1 − d/d_max would pick (repair/methods/agenttrace.py)."""
+the paper's printed f_back = 1 − d/d_max would pick (benchmark/methods/agenttrace.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from provrepair.benchmark.methods.agenttrace import WEIGHTS, Scorer
 from provrepair.provenance.models import Case
 from provrepair.provenance.validate import parse_case
-from provrepair.repair.methods.agenttrace import WEIGHTS, Scorer
 
 TRAVEL = Path(__file__).resolve().parents[1] / "cases" / "replay" / "paper_travel_wrong_user.json"
 

@@ -11,6 +11,7 @@ from provrepair.benchmark import labels
 from provrepair.benchmark.build import Outcome, _pick, assemble
 from provrepair.benchmark.domains import BUILDERS
 from provrepair.benchmark.inject import corruptions
+from provrepair.benchmark.lookalikes import labelled
 from provrepair.benchmark.quotas import Slot
 from provrepair.benchmark.runtime import run_session
 from provrepair.provenance.models import Case
@@ -76,7 +77,9 @@ def test_wrong_user_inserts_a_root_record_at_the_start_of_the_timeline(domain: s
     assert root.memory_id == "m_f000" and case.diagnosed_faults == ["m_f000"]
     assert root.source is MemorySource.INJECTED and root.fault_type is FaultType.WRONG_USER
     assert root.last_modified_by is None
-    assert root.created_at < min(m.created_at for m in case.memory_store[1:])
+    added = labelled(case)  # the echo sweep's look-alikes (lookalikes.py), added afterwards
+    assert root.created_at < min(m.created_at for m in case.memory_store[1:]
+                                 if m.memory_id not in added)
     assert not any(root.memory_id in s.generated_memory_ids for s in case.trace)
 
 
@@ -101,7 +104,12 @@ def test_labels_come_from_the_diff_of_the_clean_and_faulty_runs(kind: FaultType)
     gold, benign = set(evaluation.gold_affected_ids), set(evaluation.benign_memory_ids)
     assert set(case.diagnosed_faults) <= gold and not gold & benign
     clean_steps = {s.step_id: s for s in clean.trace}
+    # the look-alikes' writes (the user's own statements, lookalikes.py) are the only new steps
+    assert {s.step_id for s in case.trace} - set(clean_steps) == {
+        s.step_id for s in case.trace if s.step_id.startswith("s_i")}
     for step in case.trace:
+        if step.step_id not in clean_steps:
+            continue
         changed = clean_steps[step.step_id].content != step.content
         assert changed <= (step.step_id in gold)
     claims = {s.step_id for s in case.trace if s.step_type is StepType.CLAIM}

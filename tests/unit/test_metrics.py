@@ -201,6 +201,7 @@ def test_case_metrics_on_a_whole_outcome() -> None:
                       status_after={"m_f1": "deleted", "m_2": "active"},
                       replayed={"s_1": "s_1@x", "s_2": "s_2@x"}, llm_calls=3, tokens=30)
     assert case_metrics(case, outcome) == {
-        "recovered": True, "faulty_removed": 1, "faulty_total": 1, "benign_preserved": 1,
+        "recovered": True, "state_recovered": True, "state_errors": [], "faulty_removed": 1,
+        "faulty_total": 1, "benign_preserved": 1,
         "benign_total": 1, "claim_tp": 1, "claim_fp": 0, "claim_fn": 0,
         "replayed_original": 2, "original_steps": 2, "llm_calls": 3, "tokens": 30}

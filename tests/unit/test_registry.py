@@ -4,6 +4,7 @@ and never replace a built-in."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,39 @@ def test_register_and_the_kinds_later_registries_take() -> None:
     assert set(GROUPS) >= {"reasoner", "tool pack", "loader", "applier", "engine", "method"}
     with pytest.raises(ValueError, match="no entry-point group"):
         Registry("gadget", {})
+
+
+def test_entries_say_where_each_name_comes_from_and_register_refuses_a_plugins_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_plugin(tmp_path, "probe_engine", "provrepair.engines",
+                   {"memory": "probe_engine:open", "falkordb": "probe_engine:open"},
+                   "def open(uri):\n    return uri\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry: Registry[object] = Registry("engine", {"falkordb": "collections:OrderedDict"})
+    registry.register("scratch", dict)
+    by_name = {(e.name, e.source): e for e in registry.entries()}
+    assert by_name[("falkordb", "built-in")].target == "collections:OrderedDict"
+    assert by_name[("memory", "probe_engine 0.1")].target == "probe_engine:open"
+    assert by_name[("falkordb", "probe_engine 0.1")].shadowed  # listed, never used
+    assert by_name[("scratch", "registered from Python")].target == "builtins:dict"
+    assert registry.entries()[0].source == "built-in"
+    assert registry.create("memory", "x") == "x" and registry.create("falkordb") == {}
+    with pytest.raises(ConfigError, match=r"'memory' is provided by the installed package "
+                                          r"probe_engine 0\.1 and cannot be replaced"):
+        registry.register("memory", dict)
+
+
+def test_plugins_lists_every_kind_with_its_source() -> None:
+    from click.testing import CliRunner
+
+    from provrepair.commands.plugins import REGISTRIES, plugins
+
+    done = CliRunner().invoke(plugins, ["--json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.output)
+    assert {r["kind"] for r in rows} == set(REGISTRIES) == set(GROUPS)
+    methods = {r["name"]: r["source"] for r in rows if r["kind"] == "method"}
+    assert methods["dependency_guided"] == methods["paper"] == "built-in"
+    assert methods["no_selective_replay"].startswith("provrepair ")  # the benchmark's entry point
+    text = CliRunner().invoke(plugins, ["--kind", "method"]).output
+    assert text.startswith("methods:\n  dependency_guided ") and "reasoners:" not in text

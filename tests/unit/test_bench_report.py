@@ -1,0 +1,114 @@
+"""benchmark/report.py on a tiny sweep folder: outcomes per case, the readings summed over
+seeds with the recurrence's cause, and comparisons whose verdict is the cases' (a sign test),
+not the rounding of the means."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from provrepair.benchmark.report import (
+    COMPARISONS,
+    OUTCOMES,
+    READINGS,
+    compare,
+    comparisons_text,
+    sign_test,
+    write_report,
+)
+
+
+def line(case: str, method: str, recovered: bool, *, state: bool | None = None,
+         probe: str = "ok", kind: str = "poisoned") -> dict[str, Any]:
+    return {"case": case, "digest": "d", "method": method, "reasoner": "offline", "model": None,
+            "status": "repaired", "recovered": recovered,
+            "state_recovered": recovered if state is None else state,
+            "recurred": None if not recovered else probe != "ok", "probe": probe,
+            "primary_fault_type": kind}
+
+
+def write_sweep(root: Path, seeds: dict[str, list[dict[str, Any]]]) -> None:
+    for seed, lines in seeds.items():
+        folder = root / f"seed-{seed}" / "results-0.8-noise-0.05"
+        folder.mkdir(parents=True)
+        (folder / "results.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_sign_test() -> None:
+    assert sign_test(0, 0) == 1.0 and sign_test(1, 0) == 1.0
+    assert sign_test(6, 0) == 2 / 64 and sign_test(0, 6) == 2 / 64
+    assert 0.05 < sign_test(8, 2) < 0.11
+
+
+def test_readings_and_comparisons_from_the_result_files(tmp_path: Path) -> None:
+    ours, ablation = "dependency_guided", "no_selective_replay"
+    write_sweep(tmp_path, {
+        "42": [line("c1", ours, True, probe="fault_value_active: m_e000", kind="wrong_user"),
+               line("c2", ours, True, state=False), line("c1", ablation, True),
+               line("c2", ablation, False)],
+        "7": [line("c1", ours, False), line("c1", ablation, False),
+              line("c3", ours, True, probe="unresolved_answer"), line("c3", ablation, True)]})
+    readings = write_report(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} >= {OUTCOMES, READINGS, COMPARISONS}
+    tally = readings["settings"]["noise 0.05 @0.8"][ours]
+    assert (tally["cases"], tally["recovered"], tally["state recovered"]) == (4, 3, 2)
+    assert (tally["recurrences"], tally["recurrence: echo"], tally["recurrence: question"]) == (2, 1, 1)
+    assert (tally["poisoned cases"], tally["poisoned recovered"]) == (3, 2)
+    outcomes = json.loads((tmp_path / OUTCOMES).read_text())
+    rec = compare(outcomes, "noise 0.05 @0.8", ours, ablation, "recovered")
+    assert rec is not None and (rec.n, rec.a_only, rec.b_only) == (4, 1, 0)
+    assert rec.a_rates == (0.5, 1.0) and rec.verdict == "tie (p = 1.00)"  # seeds 7, 42
+    state = compare(outcomes, "noise 0.05 @0.8", ours, ablation, "state_recovered")
+    assert state is not None and (state.a_only, state.b_only) == (0, 0)
+    assert state.verdict == "tie (no case differs)"
+    assert compare(outcomes, "noise 0.05 @0.8", ours, "paper", "recovered") is None  # not run
+    text = (tmp_path / COMPARISONS).read_text()
+    assert text == comparisons_text(outcomes)
+    assert "| Ours vs w/o selective replay | noise 0.05 @0.8 | Rec | 4 | 0.750 ± 0.354 | " \
+           "0.500 ± 0.000 | 1 / 0 | tie (p = 1.00) |" in text
+    assert "| Ours vs w/o selective replay | Rec | 4 | 0.750 ± 0.354 | 0.500 ± 0.000 | 1 / 0 | " \
+           "tie (p = 1.00) |" in (tmp_path / "headline.md").read_text()
+
+
+def test_a_one_sided_split_is_not_a_tie(tmp_path: Path) -> None:
+    ours, floor = "dependency_guided", "replay_everything"
+    write_sweep(tmp_path, {"1": [x for i in range(8) for x in
+                                 (line(f"c{i}", ours, True), line(f"c{i}", floor, False))]})
+    write_report(tmp_path)
+    outcomes = json.loads((tmp_path / OUTCOMES).read_text())
+    found = compare(outcomes, "noise 0.05 @0.8", ours, floor, "recovered")
+    assert found is not None and found.verdict == "Ours > Replay everything (p = 0.00781)"
+
+
+def test_the_case_sets_of_bench_generate_and_sweep() -> None:
+    """`--set controlled` is benchmark/generate.py; `--set transfer` is the transfer set's
+    module when installed, and a one-line InputError naming it while it is not."""
+    from provrepair.benchmark import generate
+    from provrepair.commands.bench import CASE_SETS, case_set_module
+    from provrepair.provenance.errors import InputError
+
+    assert case_set_module("controlled") is generate
+    assert (generate.SET_NAME, generate.case_count(42, 30), generate.case_count(42, None)) == \
+        ("controlled", 30, 150)
+    assert set(CASE_SETS) == {"controlled", "transfer"}
+    try:
+        transfer = case_set_module("transfer")
+    except InputError as exc:
+        assert str(exc) == ("--set transfer: this installation has no transfer case set "
+                            "(provrepair.benchmark.transfer)")
+    else:  # the transfer set's module: what benchmark/sweep.py CaseSet asks of a set
+        assert transfer.SET_NAME == "transfer"
+        assert callable(transfer.case_count) and callable(transfer.generate_benchmark)
+
+
+def test_requote_fills_each_quoted_block_from_its_file(tmp_path: Path) -> None:
+    from provrepair.benchmark.report import requote
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a.md").write_text("| new | table |\n")
+    page = tmp_path / "BENCH.md"
+    page.write_text("# x\n<!-- quote: results/a.md -->\n| old |\n<!-- end quote -->\ntail\n")
+    assert requote(page) == ["results/a.md"]
+    assert page.read_text() == "# x\n<!-- quote: results/a.md -->\n| new | table |\n" \
+                               "<!-- end quote -->\ntail\n"
