@@ -33,9 +33,6 @@ EXEMPT = {
     "browser/queries": "generated from cypher/browser/ with the rules filled in (checked below)",
     "benchmark/reference.py": "an independent oracle written from the method alone, sharing "
                               "no code with the engine by design (its module docstring)",
-    # TODO(issue 40, helper 39's file): `'active'` and `origin_run IS NULL` → $active and
-    # @recorded(m), as resolve_seeds and the edge queries do.
-    "cypher/repair/list_value_copies.cypher": "owned by another branch of issue 40",
 }
 
 RUN_STATUSES = "|".join(s.value for s in RunStatus)
