@@ -1,0 +1,98 @@
+"""The transfer set: rebuild its cases from τ²-bench's published retail runs, or run every
+method of the paper's Table 3 on the committed cases (mean ± sd over seeds).
+
+    python bench/transfer.py build --source GIT_DIR [--out DIR] [--check]
+    python bench/transfer.py build --source-file ROWS.jsonl [--out DIR] [--check]
+    python bench/transfer.py run [--out DIR] [--methods a,b] [--seeds 42,7,1234]
+                                 [--replay-noise 0.05] [--jobs N] [--limit N]
+
+`build` reads the source file at its pinned commit from a fetched copy of
+sierra-research/tau2-bench (a git directory, no work tree needed; `--source-file`: the file
+itself) and writes the cases and manifest (default: the committed directory
+benchmark/transfer/cases); `--check` writes them to a temporary directory instead and says
+whether every file equals the committed one. No network is used.
+
+`run` works in the configured store like `provrepair bench run` (PROVREPAIR_HOME's embedded
+server, or PROVREPAIR_URI), in the benchmark's own graphs; results go to `--out` (default: a
+new temporary directory, printed). Prints the Table 3 form, the machine and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from provrepair.benchmark.transfer.build import CASES_DIR, Settings, build_transfer, write_transfer
+from provrepair.benchmark.transfer.run import NOISE, run_transfer
+from provrepair.benchmark.transfer.tau2 import read_rows, rows_from_git
+from provrepair.benchmark.workers import default_jobs
+from provrepair.provenance.errors import ProvrepairError
+
+
+def build(args: argparse.Namespace) -> int:
+    rows = read_rows(Path(args.source_file)) if args.source_file else rows_from_git(Path(args.source))
+    cases, summary = build_transfer(rows, Settings(seed=args.seed))
+    out = Path(tempfile.mkdtemp(prefix="transfer-check-")) if args.check else Path(args.out)
+    write_transfer(cases, summary, out)
+    print(f"{len(cases)} cases, poisoned records per case {summary['fault_multiplicity']} → {out}")
+    if not args.check:
+        return 0
+    names = sorted(p.name for p in out.glob("*.json"))
+    committed = sorted(p.name for p in Path(args.out).glob("*.json"))
+    match, differ, missing = filecmp.cmpfiles(out, args.out, sorted({*names, *committed}),
+                                              shallow=False)
+    if names != committed or differ or missing:
+        print(f"differ from {args.out}: {differ + missing}")
+        return 1
+    print(f"identical: {len(match)} files equal to {args.out}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="transfer-run-"))
+    seeds = tuple(int(s) for s in args.seeds.split(",") if s.strip())
+    started = time.perf_counter()
+    _, text = run_transfer(args.methods, seeds, out, replay_noise=args.replay_noise,
+                           jobs=args.jobs, limit=args.limit)
+    print(text)
+    print(f"results: {out}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_version()}; "
+          f"{time.perf_counter() - started:.0f} s; command: python bench/transfer.py "
+          + " ".join(sys.argv[1:]))
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("build", help="rebuild the cases from the source")
+    source = make.add_mutually_exclusive_group(required=True)
+    source.add_argument("--source", help="a fetched sierra-research/tau2-bench (git directory)")
+    source.add_argument("--source-file", help="the source file itself (JSON lines)")
+    make.add_argument("--out", default=str(CASES_DIR))
+    make.add_argument("--seed", type=int, default=Settings().seed)
+    make.add_argument("--check", action="store_true",
+                      help="build into a temporary directory and compare with --out")
+    go = commands.add_parser("run", help="run the methods on the committed cases")
+    go.add_argument("--out")
+    go.add_argument("--methods", default=None, help="default: the paper's Table 3 methods")
+    go.add_argument("--seeds", default="42,7,1234")
+    go.add_argument("--replay-noise", type=float, default=NOISE)
+    go.add_argument("--jobs", type=int, default=default_jobs())
+    go.add_argument("--limit", type=int, default=None)
+    args = parser.parse_args()
+    try:
+        sys.exit(build(args) if args.command == "build" else run(args))
+    except ProvrepairError as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
