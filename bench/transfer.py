@@ -10,7 +10,9 @@ method of the paper's Table 3 on the committed cases (mean ± sd over seeds).
 sierra-research/tau2-bench (a git directory, no work tree needed; `--source-file`: the file
 itself) and writes the cases and manifest (default: the committed directory
 benchmark/transfer/cases); `--check` writes them to a temporary directory instead and says
-whether every file equals the committed one. No network is used.
+whether every case it built equals the committed one (with the committed set's settings and
+each case's committed fault count; the manifest too when the whole source was given). No
+network is used.
 
 `run` works in the configured store like `provrepair bench run` (PROVREPAIR_HOME's embedded
 server, or PROVREPAIR_URI), in the benchmark's own graphs; results go to `--out` (default: a
@@ -28,7 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from provrepair.benchmark.transfer.build import CASES_DIR, Settings, build_transfer, write_transfer
+from provrepair.benchmark.transfer.build import (
+    CASES_DIR,
+    Settings,
+    build_transfer,
+    committed_counts,
+    read_manifest,
+    write_transfer,
+)
 from provrepair.benchmark.transfer.run import NOISE, run_transfer
 from provrepair.benchmark.transfer.tau2 import read_rows, rows_from_git
 from provrepair.benchmark.workers import default_jobs
@@ -37,20 +46,30 @@ from provrepair.provenance.errors import ProvrepairError
 
 def build(args: argparse.Namespace) -> int:
     rows = read_rows(Path(args.source_file)) if args.source_file else rows_from_git(Path(args.source))
-    cases, summary = build_transfer(rows, Settings(seed=args.seed))
-    out = Path(tempfile.mkdtemp(prefix="transfer-check-")) if args.check else Path(args.out)
-    write_transfer(cases, summary, out)
-    print(f"{len(cases)} cases, poisoned records per case {summary['fault_multiplicity']} → {out}")
+    committed = Path(args.out)
     if not args.check:
+        cases, summary = build_transfer(rows, Settings(seed=args.seed))
+        write_transfer(cases, summary, committed)
+        print(f"{len(cases)} cases, poisoned records per case {summary['fault_multiplicity']} "
+              f"→ {committed}")
         return 0
-    names = sorted(p.name for p in out.glob("*.json"))
-    committed = sorted(p.name for p in Path(args.out).glob("*.json"))
-    match, differ, missing = filecmp.cmpfiles(out, args.out, sorted({*names, *committed}),
+    # like with like: the committed set's settings, and each case's committed fault count
+    # (a part of the source rebuilds the cases it holds as the whole set made them)
+    manifest = read_manifest(committed)
+    settings = Settings(manifest["seed"], manifest["fidelity"], manifest["answerable_share"])
+    cases, summary = build_transfer(rows, settings, counts=committed_counts(manifest))
+    names = [f"{c.task_id}.json" for c in cases]
+    whole = sorted(names) == sorted(p.name for p in committed.glob("tau2_retail_*.json"))
+    with tempfile.TemporaryDirectory(prefix="transfer-check-") as tmp:
+        write_transfer(cases, summary, Path(tmp))
+        _, differ, missing = filecmp.cmpfiles(tmp, committed,
+                                              [*names, *(["manifest.json"] if whole else [])],
                                               shallow=False)
-    if names != committed or differ or missing:
-        print(f"differ from {args.out}: {differ + missing}")
+    if differ or missing:
+        print(f"differ from {committed}: {differ + missing}")
         return 1
-    print(f"identical: {len(match)} files equal to {args.out}")
+    print(f"identical: {len(names)} case files" + (" and the manifest" if whole else "")
+          + f" equal to {committed}")
     return 0
 
 

@@ -111,12 +111,15 @@ def build_one(traj: Trajectory, mapped: Mapped, faults: int, settings: Settings 
 
 
 def build_transfer(rows: list[dict[str, Any]], settings: Settings = Settings(), count: int = COUNT,
+                   counts: dict[str, int] | None = None,
                    tick: Callable[[str], None] | None = None) -> tuple[list[Case], dict[str, Any]]:
-    """The cases and their manifest (source, settings, each case's origin)."""
+    """The cases and their manifest (source, settings, each case's origin). `counts` (case id
+    → faults) overrides `fault_counts` for the cases it names: a part of the source rebuilt
+    with the counts the whole set gave them (a manifest's)."""
     chosen = selected(rows, count)
     if not chosen:
         raise InputError("no usable solved trajectory in the source rows")
-    counts = fault_counts(chosen, settings.seed)
+    counts = {**fault_counts(chosen, settings.seed), **(counts or {})}
     cases, origins = [], []
     for traj, mapped in chosen:
         cid = case_id(traj)
@@ -154,6 +157,11 @@ def write_transfer(cases: list[Case], summary: dict[str, Any], out: Path) -> Non
         (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
                                                   encoding="utf-8")
     (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
+
+
+def committed_counts(summary: dict[str, Any]) -> dict[str, int]:
+    """Case id → its number of poisoned records, as a manifest records them."""
+    return {str(o["case"]): int(o["faults"]) for o in summary.get("origins", [])}
 
 
 def read_manifest(directory: Path = CASES_DIR) -> dict[str, Any]:
