@@ -5,6 +5,7 @@ method of the paper's Table 3 on the committed cases (mean ± sd over seeds).
     python bench/transfer.py build --source-file ROWS.jsonl [--out DIR] [--check]
     python bench/transfer.py run [--out DIR] [--methods a,b] [--seeds 42,7,1234]
                                  [--replay-noise 0.05] [--jobs N] [--limit N]
+                                 [--reasoner offline|openai] [--model M]
 
 `build` reads the source file at its pinned commit from a fetched copy of
 sierra-research/tau2-bench (a git directory, no work tree needed; `--source-file`: the file
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     seeds = tuple(int(s) for s in args.seeds.split(",") if s.strip())
     started = time.perf_counter()
     _, text = run_transfer(args.methods, seeds, out, replay_noise=args.replay_noise,
-                           jobs=args.jobs, limit=args.limit)
+                           reasoner=args.reasoner, model=args.model, jobs=args.jobs,
+                           limit=args.limit)
     print(text)
     print(f"results: {out}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_version()}; "
@@ -105,6 +107,10 @@ def main() -> None:
     go.add_argument("--replay-noise", type=float, default=NOISE)
     go.add_argument("--jobs", type=int, default=default_jobs())
     go.add_argument("--limit", type=int, default=None)
+    go.add_argument("--reasoner", default="offline", choices=["offline", "openai"],
+                    help="openai: an OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL); "
+                    "LLM-judge runs only with it")
+    go.add_argument("--model", default=None)
     args = parser.parse_args()
     try:
         sys.exit(build(args) if args.command == "build" else run(args))

@@ -2,7 +2,7 @@
 
     source rows (tau2.py) → the trajectories the task reward marks solved (1.0), in task
     order, that the mapping can use (session.py: ≥ 3 noted facts behind the first action)
-    → the first `COUNT` → a fault count each (`MULTIPLICITY`, the paper's Table 9: 5 cases
+    → the first `COUNT` → a fault count each (`MULTIPLICITY`, the paper's appendix table: 5 cases
     with one poisoned record, 5 with two, 38 with three, 2 with four; the fours to the
     trajectories with the most asked facts, the rest in a seeded order) → per trajectory:
     the session run clean, poisoned (poison.py), labelled and recorded exactly as the
@@ -37,7 +37,7 @@ from provrepair.provenance.models import Case
 from provrepair.provenance.vocab import FaultType
 
 COUNT = 50
-MULTIPLICITY = {1: 5, 2: 5, 3: 38, 4: 2}      # paper Table 9 (adapted LongMemEval-V2 subset)
+MULTIPLICITY = {1: 5, 2: 5, 3: 38, 4: 2}      # the paper's fault multiplicity of its adapted LongMemEval-V2 subset (appendix)
 SEED = 42
 FIDELITY = 0.8        # the controlled benchmark's headline setting (BENCHMARKS.md)
 ANSWERABLE = 0.5      # `bench sweep`'s default share

@@ -67,11 +67,12 @@ def default_methods() -> str:
 
 
 def run_transfer(methods: str | None, seeds: tuple[int, ...], out: Path, *,
-                 replay_noise: float = NOISE, cases: Path = CASES_DIR, jobs: int = 1,
-                 limit: int | None = None,
+                 replay_noise: float = NOISE, reasoner: str = "offline", model: str | None = None,
+                 cases: Path = CASES_DIR, jobs: int = 1, limit: int | None = None,
                  progress: Progress = NO_PROGRESS) -> tuple[dict[str, Any], str]:
     """Run, aggregate, write; returns (the aggregate, its Markdown). `methods` None: Table 3's
-    (`default_methods`); `limit`: a sample of the cases (`bench run --limit`)."""
+    (`default_methods`); `reasoner`/`model` as `bench run --reasoner/--model` (LLM-judge runs
+    only with an LLM); `limit`: a sample of the cases (`bench run --limit`)."""
     chosen = methods or default_methods()
     names = parse_methods(chosen)
     check_noise(replay_noise)
@@ -82,14 +83,16 @@ def run_transfer(methods: str | None, seeds: tuple[int, ...], out: Path, *,
     runs: dict[int, dict[str, Any]] = {}
     with worker_pool(jobs) as pool:
         for seed in seeds:
-            summary, _ = run_benchmark(cases, ",".join(names), "offline", None, out / f"seed-{seed}",
+            summary, _ = run_benchmark(cases, ",".join(names), reasoner, model, out / f"seed-{seed}",
                                        limit=limit, replay_noise=replay_noise, noise_seed=seed,
                                        pool=pool,
                                        tag=f"transfer, replay noise {replay_noise:g}, seed {seed}",
                                        progress=progress)
             runs[seed] = summary
-    recovered = {seed: _recovered(out / f"seed-{seed}", cases, replay_noise, seed) for seed in seeds}
+    brains = {seed: Brain(reasoner, model, replay_noise, seed) for seed in seeds}
+    recovered = {seed: _recovered(out / f"seed-{seed}", cases, brains[seed]) for seed in seeds}
     result = aggregate(names, seeds, runs, recovered, replay_noise, source)
+    result["reasoner"] = reasoner + (f" (model {model})" if model else "")
     text = transfer_text(result)
     out.mkdir(parents=True, exist_ok=True)
     (out / "transfer.md").write_text(text, encoding="utf-8")
@@ -99,12 +102,11 @@ def run_transfer(methods: str | None, seeds: tuple[int, ...], out: Path, *,
     return result, text
 
 
-def _recovered(out: Path, cases: Path, replay_noise: float, seed: int) -> dict[str, set[str]]:
+def _recovered(out: Path, cases: Path, brain: Brain) -> dict[str, set[str]]:
     """Method → the cases it recovered in this seed's run (its current lines only)."""
     items, _ = load_cases(cases)
-    brain = Brain("offline", None, replay_noise, seed).make()
     per: dict[str, set[str]] = {}
-    for line in current_lines(out, items, brain):
+    for line in current_lines(out, items, brain.make()):
         per.setdefault(line["method"], set())
         if line.get("recovered"):
             per[line["method"]].add(line["case"])

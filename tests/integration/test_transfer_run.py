@@ -14,14 +14,6 @@ from provrepair.benchmark.transfer.run import run_transfer
 from provrepair.provenance.errors import InputError
 
 
-@pytest.fixture
-def bench_env(monkeypatch: pytest.MonkeyPatch, server_home: Path, graph_name: str) -> str:
-    monkeypatch.setenv("PROVREPAIR_HOME", str(server_home))
-    monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)
-    monkeypatch.delenv("PROVREPAIR_URI", raising=False)
-    return graph_name
-
-
 def test_a_tiny_transfer_run_scores_the_cases(tmp_path: Path, bench_env: str) -> None:
     out = tmp_path / "transfer"
     result, text = run_transfer("no_repair,dependency_guided", (42,), out, limit=2)
