@@ -1,7 +1,8 @@
 """The committed transfer set (benchmark/transfer/cases): every case valid and scorable, shaped
 as the paper's §4.4 subset, its source and license named; the builder reproduces a committed
 case byte for byte from its source line (tests/cases/transfer: one line of τ²-bench's
-published retail simulations, MIT, its LICENSE beside it); the source reader and the
+published retail simulations with the fields the builder reads — its judge's fields and the
+author's local file path left out —, MIT, its LICENSE beside it); the source reader and the
 poisoning on their own."""
 
 from __future__ import annotations
