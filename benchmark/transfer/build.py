@@ -37,7 +37,8 @@ from provrepair.provenance.models import Case
 from provrepair.provenance.vocab import FaultType
 
 COUNT = 50
-MULTIPLICITY = {1: 5, 2: 5, 3: 38, 4: 2}      # the paper's fault multiplicity of its adapted LongMemEval-V2 subset (appendix)
+# the fault multiplicity of the paper's adapted LongMemEval-V2 subset (its appendix)
+MULTIPLICITY = {1: 5, 2: 5, 3: 38, 4: 2}
 SEED = 42
 FIDELITY = 0.8        # the controlled benchmark's headline setting (BENCHMARKS.md)
 ANSWERABLE = 0.5      # `bench sweep`'s default share
