@@ -29,7 +29,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.benchmark.agent import TurnScript
-from provrepair.benchmark.scripts import Expr, Mutations, Session, derived_fact, lookup, tool, tpl, write
+from provrepair.benchmark.scripts import (
+    Expr,
+    Mutations,
+    Session,
+    derived_fact,
+    lookup,
+    tool,
+    tpl,
+    write,
+)
+from provrepair.benchmark.scripts import call as tool_call
 from provrepair.benchmark.transfer.tau2 import Call, Trajectory
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.vocab import MemorySource
@@ -57,7 +67,7 @@ class NotUsable(InputError):
     """A trajectory the mapping cannot turn into a case (too few facts for the question)."""
 
 
-Fact = tuple[str, str, str]   # entity, key, value
+FactRow = tuple[str, str, str]   # entity, key, value
 
 
 def money(amount: float) -> str:
@@ -73,7 +83,7 @@ def payment(method: dict[str, Any]) -> str:
     return source or "unknown"
 
 
-def facts_of(call: Call) -> list[Fact]:
+def facts_of(call: Call) -> list[FactRow]:
     """The facts a successful read-only call's result states."""
     if not call.ok:
         return []
@@ -206,11 +216,10 @@ def map_trajectory(traj: Trajectory) -> Mapped:
         turns.append(TurnScript(
             content=text, claim=_claim(earlier, number),
             plan=tpl("Look up " + "; ".join(_shown(c) for c in calls) + "."),
-            tool_calls=[{"fn": "tool_call", "args": {"tool": c.tool, "args": dict(c.args)}}
-                        for c in calls],
+            tool_calls=[tool_call(c.tool, **c.args) for c in calls],
             answer=_answer(facts), mutations=_notes(number, notes)))
         earlier = notes or earlier
-    turns.append(_final(traj, asked_q))
+    turns.append(_final(asked_q))
     world = {"tool_results": [{"tool": c.tool, "args": dict(c.args), "result": rendered(c),
                                "facts": [{"entity_id": e, "fact_key": k, "fact_value": v}
                                          for e, k, v in facts_of(c)],
@@ -245,7 +254,7 @@ def _claim(earlier: list[tuple[str, str]], turn: int) -> Expr:
     return tpl(text, **{f"f{i}": lookup(e, NOTED + k) for i, (e, k) in enumerate(shown)})
 
 
-def _answer(facts: list[Fact]) -> Expr:
+def _answer(facts: list[FactRow]) -> Expr:
     """The turn's answer: what its lookups returned (the account and order facts first)."""
     order = {"user_id": 0, "status": 1, "total": 2, "payment": 3}
     shown = sorted(dict.fromkeys((e, k) for e, k, _ in facts), key=lambda f: order.get(f[1], 9))[:4]
@@ -261,7 +270,7 @@ def _notes(turn: int, notes: list[tuple[str, str]]) -> Mutations:
                   source=MemorySource.TOOL_OBSERVATION) for e, k in notes]
 
 
-def _final(traj: Trajectory, asked_q: Question) -> TurnScript:
+def _final(asked_q: Question) -> TurnScript:
     keys = {k for _, k in asked_q.asked}
     wanted = [part for part, needed in (("its status and total", "status" in keys),
                                         ("what the items cost", bool(keys & {"paid_price", "price"})),

@@ -130,13 +130,15 @@ def trajectory(row: dict[str, Any]) -> Trajectory:
     found = TRANSCRIPT.search(str(row.get("prompt", "")))
     if found is None:
         raise InputError(f"task {row.get('task_id')!r}: no conversation transcript in its prompt")
+    if "task_id" not in row:
+        raise InputError("a source line without a task_id")
     out = Trajectory(str(row["task_id"]), str(row.get("simulation_id", "")),
                      float(row.get("tau2_reward", 0.0)))
     pending: list[Call] = []
     for index, role, text in _messages(found.group(1)):
         if role == "call":
             name, _, args = text.partition(" ")
-            call = Call(index, name.strip(), ast.literal_eval(args.strip() or "{}"))
+            call = Call(index, name.strip(), _arguments(args, out.task_id, index))
             pending.append(call)
             out.messages.append(Message(index, role, text, call))
         elif role == "tool":
@@ -151,10 +153,9 @@ def trajectory(row: dict[str, Any]) -> Trajectory:
 
 def _messages(transcript: str) -> list[tuple[int, str, str]]:
     """(number, role, text) of every message, numbered 1, 2, 3, ... without gaps."""
-    starts = [m for m in MESSAGE.finditer(transcript)]
     kept = []
     expected = 1
-    for match in starts:
+    for match in MESSAGE.finditer(transcript):
         if int(match.group(1)) == expected:
             kept.append(match)
             expected += 1
@@ -167,3 +168,15 @@ def _messages(transcript: str) -> list[tuple[int, str, str]]:
                 else "tool")
         out.append((int(match.group(1)), role, transcript[match.end():end].strip()))
     return out
+
+
+def _arguments(text: str, task_id: str, index: int) -> dict[str, Any]:
+    """A call's arguments (a Python dict literal), or an InputError naming task and message."""
+    try:
+        args = ast.literal_eval(text.strip() or "{}")
+    except (ValueError, SyntaxError) as exc:
+        raise InputError(f"task {task_id!r}, message {index}: tool call arguments are not a "
+                         f"dict literal ({type(exc).__name__})") from exc
+    if not isinstance(args, dict):
+        raise InputError(f"task {task_id!r}, message {index}: tool call arguments are not a dict")
+    return args

@@ -114,6 +114,9 @@ def test_the_reader_pairs_calls_with_results_and_keeps_lists_inside_messages() -
 def test_a_line_without_a_transcript_is_an_input_error() -> None:
     with pytest.raises(InputError, match="task '7': no conversation transcript"):
         trajectory({"task_id": "7", "prompt": "Domain: retail"})
+    broken = "Conversation transcript:\n1. Assistant TOOL CALL -> get_x {'a': \n\nJudging instructions:"
+    with pytest.raises(InputError, match="task '8', message 1: tool call arguments are not a dict"):
+        trajectory({"task_id": "8", "prompt": broken})
 
 
 def test_a_trajectory_with_too_few_facts_is_not_used() -> None:
