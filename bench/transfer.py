@@ -74,13 +74,32 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
+class Phases:
+    """Progress on stderr: one line per finished phase (a method at a seed) and every note."""
+
+    def __init__(self) -> None:
+        self.label, self.total, self.done = "", 0, 0
+
+    def start(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label.strip(), total, 0
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        self.done += n
+
+    def note(self, text: str) -> None:
+        print(text, file=sys.stderr)
+
+    def finish(self) -> None:
+        print(f"{self.label}: {self.done}/{self.total} pairs", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="transfer-run-"))
     seeds = tuple(int(s) for s in args.seeds.split(",") if s.strip())
     started = time.perf_counter()
     _, text = run_transfer(args.methods, seeds, out, replay_noise=args.replay_noise,
                            reasoner=args.reasoner, model=args.model, jobs=args.jobs,
-                           limit=args.limit)
+                           limit=args.limit, progress=Phases())
     print(text)
     print(f"results: {out}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_version()}; "
