@@ -81,7 +81,7 @@ class Phases:
         self.label, self.total, self.done = "", 0, 0
 
     def start(self, label: str, total: int) -> None:
-        self.label, self.total, self.done = label.strip(), total, 0
+        self.label, self.total, self.done = " ".join(label.split()), total, 0
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
         self.done += n
