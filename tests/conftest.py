@@ -65,6 +65,16 @@ def graph_name() -> str:
 
 
 @pytest.fixture
+def bench_env(monkeypatch: pytest.MonkeyPatch, server_home: Path, graph_name: str) -> str:
+    """A benchmark run in-process against the session's embedded server; PROVREPAIR_GRAPH is
+    the user's graph, which the run must leave empty (it works in its own graphs)."""
+    monkeypatch.setenv("PROVREPAIR_HOME", str(server_home))
+    monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)
+    monkeypatch.delenv("PROVREPAIR_URI", raising=False)
+    return graph_name
+
+
+@pytest.fixture
 def falkordb_store(server: ServerInfo, server_home: Path, graph_name: str) -> Iterator[GraphStore]:
     from provrepair.provenance.store.falkordb import FalkorDBStore
 

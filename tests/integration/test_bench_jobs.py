@@ -22,14 +22,6 @@ from tests.integration.test_bench_run import Labels
 SECONDS = re.compile(r'"seconds": [0-9.e-]+')
 
 
-@pytest.fixture
-def bench_env(monkeypatch: pytest.MonkeyPatch, server_home: Path, graph_name: str) -> str:
-    monkeypatch.setenv("PROVREPAIR_HOME", str(server_home))
-    monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)
-    monkeypatch.delenv("PROVREPAIR_URI", raising=False)
-    return graph_name
-
-
 def measured(path: Path, text: str | None = None) -> str:
     """A file of a run (or its `text`) with what is measured, not computed, masked: each
     pair's `seconds` (results.jsonl) and the Seconds column of the cost table (its last)."""

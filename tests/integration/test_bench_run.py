@@ -38,14 +38,6 @@ def cases(tmp_path: Path) -> Path:
     return directory
 
 
-@pytest.fixture
-def bench_env(monkeypatch: pytest.MonkeyPatch, server_home: Path, graph_name: str) -> str:
-    monkeypatch.setenv("PROVREPAIR_HOME", str(server_home))
-    monkeypatch.setenv("PROVREPAIR_GRAPH", graph_name)   # the user's graph: must stay empty
-    monkeypatch.delenv("PROVREPAIR_URI", raising=False)
-    return graph_name
-
-
 def run(cases: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     summary, _ = run_benchmark(cases, "all", "offline", None, out)
     return summary
