@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import provrepair.repair.plan.rules as rules
 from provrepair.provenance.gc_pause import gc_paused
 from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore, ReadAhead
 from provrepair.provenance.validate import require_faults
 from provrepair.provenance.vocab import EdgeLabel, StepType
-from provrepair.repair.plan import rules
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
 from provrepair.repair.plan.echo import suspected_copies, with_copies
