@@ -52,6 +52,7 @@ from provrepair.loaders.otel import (
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
 from provrepair.loaders.otel_extend import CapturedRun
 from provrepair.loaders.otlp_json import document
+from provrepair.provenance.agent_records import link_node_rows
 from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
@@ -291,6 +292,8 @@ class LiveRuns:
             for batch in batched(extension.edges):
                 self.store.run("merge_edges", {"rows": batch})
             self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
+            link_node_rows(self.store, run.key, extension.task.get("memory_namespace"),
+                           extension.nodes)  # a shared memory's records (agent_records.py)
         self.extensions += 1
         return True
 

@@ -7,10 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Scope = Literal["task", "namespace"]
-# The echo sweep's fields (beyond the paper, repair/plan/echo.py and scope.py): not the rules
-# of §1-4, so the reference planner (benchmark/reference.py) leaves them out of comparisons.
+# The echo sweep's fields (beyond the paper, repair/plan/echo.py and scope.py), and the
+# records another conversation's plan reached (repair/plan/namespace.py): not the rules of
+# §1-4, so the reference planner (benchmark/reference.py) leaves them out of comparisons.
 ECHO_SWEEP_FIELDS = frozenset({"suspected_copies", "scope", "memory_namespace",
-                               "namespace_copies"})
+                               "namespace_copies", "inherited"})
 
 
 class NamespaceCopy(BaseModel):
@@ -24,6 +25,21 @@ class NamespaceCopy(BaseModel):
     same_record: bool = Field(
         default=False, description="it has the fault's agent id: the fault's own record of "
         "the shared memory as that task recorded it (deleted there, not quarantined)")
+
+
+class Inherited(BaseModel):
+    """A record of the shared memory that an earlier conversation's plan reached, as this
+    task holds it (it read the record from the store): beyond the paper, issue 37,
+    repair/plan/namespace.py. In A0 unconditionally and never independent evidence (as it is
+    in the earlier task's plan); quarantined here when that plan removed it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: str = Field(description="this task's node of the record")
+    record_id: str = Field(description="the agent's id of the record")
+    from_task: str = Field(description="the earlier conversation whose plan reached it")
+    from_memory: str = Field(description="that task's node of the record")
+    removed: bool = Field(description="that plan deleted or quarantined it")
 
 
 class RepairPlan(BaseModel):
@@ -57,3 +73,7 @@ class RepairPlan(BaseModel):
         default_factory=list,
         description="with scope namespace: suspected copies among the active records of the "
                     "namespace's other tasks, each naming its task")
+    inherited: list[Inherited] = Field(
+        default_factory=list,
+        description="beyond the paper: in a namespace plan, the shared records an earlier "
+                    "conversation's plan reached that this task read (seeds besides F)")
