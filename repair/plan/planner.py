@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import provrepair.repair.plan.rules as rules
 from provrepair.provenance.errors import TaskConflict
@@ -52,6 +52,8 @@ class PlanTrace:
     final: Node | None
     removed: set[str]
     rewrites: dict[str, str]    # producer uid → the quarantined record it rewrites (rule 8)
+    # uid → a record an earlier conversation's plan reached (repair/plan/namespace.py)
+    inherited: dict[str, Inherited] = field(default_factory=dict)
 
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
@@ -114,7 +116,7 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
              | rules.rewrite_quarantined_memory(view.nodes[u] for u in rewrites))
     closure = exec_closure(view, [view.nodes[u] for u in start], invalidated, removed)
     trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed,
-                      rewrites)
+                      rewrites, {uid: i for uid, (_, i) in carried.items()})
     plan, positions = _assemble(view, trace, deleted, quarantined)
     plan.inherited = list(inherited)
     check_plan(plan, steps=positions, faults=fault_ids, final_id=final.id if final else None,

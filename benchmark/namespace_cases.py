@@ -1,0 +1,176 @@
+"""Multi-conversation histories over one shared agent memory (issue 37), and the one-task
+reference they are checked against.
+
+`random_history`: conversations in time order over one memory namespace, each a task of its
+own; each reads records earlier ones wrote (or that were planted in the store, `injected`),
+cites them in claims, plans, tool calls and answers, and writes records derived from what it
+read; a record is held by every later conversation that read it, under its agent id, as a
+root record (it was read from the store, not written there). Records are written once and
+never retired afterwards (see `concatenate` for why). Every decision is asked of a `Chooser`
+(benchmark/random_cases.py), so hypothesis and `random.Random` drive the same generator.
+
+`concatenate`: the reference for the namespace plan (repair/plan/namespace.py): one task made
+of the conversations in time order, ids prefixed with their task, each record one node joined
+by agent id (the version every later conversation read). Planned in memory
+(benchmark/reference.py), its affected region, support, removals and invalidations, projected
+back onto the conversations, are what the namespace plan must find. A record retired by a
+later conversation would have one status in the writer's task and another in the joined
+node (the reference keeps one), so the histories retire none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from provrepair.benchmark.random_cases import Chooser
+from provrepair.provenance.models import FORMAT, Case
+from provrepair.provenance.validate import parse_case
+
+NAMESPACE = "user-ns"
+SPAN = 1000  # each conversation's time window: conversation i runs in [i*SPAN, (i+1)*SPAN)
+
+
+@dataclass
+class History:
+    """Conversations of one namespace in time order, and the faults (agent ids)."""
+
+    cases: list[Case]
+    faults: list[str]
+    writer: dict[str, str] = field(default_factory=dict)  # agent id → task that wrote it
+
+
+def _record(task: str, memory_id: str, ts: int, *, source: str, by: str | None = None,
+            derived: Sequence[str] = (), sufficient: Sequence[str] = ()) -> dict[str, Any]:
+    return {"memory_id": memory_id, "task_id": task, "content": f"record {memory_id}",
+            "source": source, "last_modified_by": by, "created_at": ts, "last_modified_at": ts,
+            "derived_from": list(derived), "supersedes": None, "trust_score": None,
+            "status": "active", "fact_key": None, "fact_value": None, "entity_id": None,
+            "sufficient_from": list(sufficient)}
+
+
+def _step(task: str, step_id: str, step_type: str, ts: int, used: Sequence[str],
+          sufficient: Sequence[str] = (), generated: Sequence[str] = (),
+          turn: int = 1) -> dict[str, Any]:
+    return {"step_id": step_id, "task_id": task, "step_type": step_type,
+            "content": f"{step_type} {step_id}", "prev_step_ids": [], "next_step_ids": [],
+            "invalidated_memory_ids": [], "generated_memory_ids": list(generated),
+            "used_ids": list(used), "sufficient_ids": list(sufficient), "timestamp": ts,
+            "turn": turn}
+
+
+def _pick(chooser: Chooser, items: Sequence[str], lo: int, hi: int) -> list[str]:
+    return [items[i] for i in sorted(chooser.indices(len(items), lo, hi))]
+
+
+def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
+                   namespace: str = NAMESPACE, prefix: str = "conv") -> History:
+    """A random history of `conversations` conversations (see the module docstring); task
+    ids are `<prefix>_NN`, agent ids `p<conversation>_<k>` (planted) and `r<n>` (written)."""
+    store: dict[str, dict[str, Any]] = {}   # agent id → the record as written
+    writer: dict[str, str] = {}
+    cases: list[Case] = []
+    for c in range(conversations):
+        task = f"{prefix}_{c:02d}"
+        start = c * SPAN
+        held = _pick(chooser, sorted(store), 0, 6)
+        memories = [{**store[m], "task_id": task, "derived_from": [], "sufficient_from": [],
+                     "last_modified_by": None} for m in held]
+        for k in range(chooser.integer(0, 1) if c else 1):  # planted in the store
+            planted = f"p{c}_{k}"
+            memories.append(_record(task, planted, start, source="injected"))
+            held.append(planted)
+        session = [{"input_id": "u_1", "task_id": task, "turn": 1,
+                    "content": f"question {c}", "timestamp": start + 1}]
+        trace: list[dict[str, Any]] = []
+        earlier: list[str] = ["u_1"]
+        for i in range(1, chooser.integer(2, max_steps) + 1):
+            ts, step_id = start + 1 + i, f"s_{i:02d}"
+            kind = ("memory_read", "claim", "plan", "memory_write", "claim")[chooser.integer(0, 4)]
+            readable = held if kind in ("memory_read", "memory_write") else \
+                [*held[-4:], *earlier[-4:]]
+            used = _pick(chooser, readable, 0 if kind == "claim" else 1, 3)
+            sufficient = [u for u in used if kind != "memory_read" and chooser.flag(50)]
+            generated: list[str] = []
+            if kind == "memory_write":
+                new = f"r{len(store)}"
+                sources = [u for u in used if u in held]
+                memories.append(_record(task, new, ts, source="agent_summary", by=step_id,
+                                        derived=sources,
+                                        sufficient=[s for s in sources if chooser.flag(50)]))
+                generated.append(new)
+                writer[new] = task
+            trace.append(_step(task, step_id, kind, ts, used, sufficient, generated))
+            earlier.append(step_id)
+            held.extend(generated)
+            for g in generated:
+                store[g] = next(m for m in memories if m["memory_id"] == g)
+        final = f"s_{len(trace) + 1:02d}"
+        trace.append(_step(task, final, "final_answer", start + len(trace) + 2,
+                           _pick(chooser, [*held[-3:], *earlier[-3:]], 1, 3)))
+        for a, b in pairwise(trace):
+            a["next_step_ids"], b["prev_step_ids"] = [b["step_id"]], [a["step_id"]]
+        for m in memories:
+            store.setdefault(m["memory_id"], m)
+        cases.append(parse_case({"format": FORMAT, "task_id": task, "domain": "namespace",
+                                 "session": session, "memory_store": memories, "trace": trace,
+                                 "diagnosed_faults": [], "memory_namespace": namespace}))
+    faults = _pick(chooser, sorted(store), 1, 2)
+    return History(cases, faults, writer)
+
+
+@dataclass
+class Concatenated:
+    """The reference task, and where each of its nodes came from."""
+
+    case: Case
+    origin: dict[str, list[tuple[str, str]]]   # reference id → every (task, node id) it is
+    finals: dict[str, str]                     # task → reference id of its last final answer
+
+
+def concatenate(history: History, task_id: str = "concatenated") -> Concatenated:
+    """The conversations in time order as one task; records joined by agent id (the
+    version each conversation read is the one written first). Ids: `<task>.<id>` for inputs
+    and steps, the agent id for records."""
+    session: list[dict[str, Any]] = []
+    trace: list[dict[str, Any]] = []
+    records: dict[str, dict[str, Any]] = {}
+    origin: dict[str, list[tuple[str, str]]] = {}
+    finals: dict[str, str] = {}
+    for n, case in enumerate(history.cases):
+        turns = n * 100
+        rename = {m.memory_id: m.record_id or m.memory_id for m in case.memory_store}
+        local = {u.input_id: f"{case.task_id}.{u.input_id}" for u in case.session}
+        local.update({s.step_id: f"{case.task_id}.{s.step_id}" for s in case.trace})
+        ids = {**local, **rename}
+        for m in case.memory_store:
+            joined = rename[m.memory_id]
+            origin.setdefault(joined, []).append((case.task_id, m.memory_id))
+            if joined not in records:  # the first holder's version is the one all read
+                records[joined] = {**m.model_dump(mode="json"), "task_id": task_id,
+                                   "memory_id": joined,
+                                   "last_modified_by": ids.get(m.last_modified_by or "")
+                                   if m.last_modified_by else None,
+                                   "derived_from": [ids[d] for d in m.derived_from],
+                                   "sufficient_from": [ids[d] for d in m.sufficient_from]}
+                records[joined].pop("record_id", None)
+        for u in case.session:
+            origin[local[u.input_id]] = [(case.task_id, u.input_id)]
+            session.append({**u.model_dump(mode="json"), "task_id": task_id,
+                            "input_id": local[u.input_id], "turn": u.turn + turns})
+        for s in case.trace:
+            origin[local[s.step_id]] = [(case.task_id, s.step_id)]
+            data = s.model_dump(mode="json")
+            for key in ("prev_step_ids", "next_step_ids", "invalidated_memory_ids",
+                        "generated_memory_ids", "used_ids", "sufficient_ids"):
+                data[key] = [ids[i] for i in data[key]]
+            trace.append({**data, "task_id": task_id, "step_id": local[s.step_id],
+                          "turn": s.turn + turns})
+            if s.step_type.value == "final_answer":
+                finals[case.task_id] = local[s.step_id]
+    case = parse_case({"format": FORMAT, "task_id": task_id, "domain": "namespace",
+                       "session": session, "memory_store": list(records.values()),
+                       "trace": trace, "diagnosed_faults": list(history.faults)})
+    return Concatenated(case, origin, finals)
