@@ -174,3 +174,177 @@ def concatenate(history: History, task_id: str = "concatenated") -> Concatenated
                        "session": session, "memory_store": list(records.values()),
                        "trace": trace, "diagnosed_faults": list(history.faults)})
     return Concatenated(case, origin, finals)
+
+
+# -- a user's history over one store (the benchmark's cases, the README's walk) --------------
+
+TRUE_VALUES = {"home_city": "Lisbon", "diet": "vegetarian", "employer": "Acme",
+               "airline": "KLM", "budget": "$1500"}
+POISON = {"home_city": "Lyon", "diet": "keto", "employer": "Globex", "airline": "Ryanair",
+          "budget": "$9000"}
+KINDS = ("ask", "note", "ask_note", "ask")
+
+
+@dataclass
+class UserHistory:
+    """Sessions of one user over one memory, the fault planted in one of them, and what a
+    clean history (no fault) answers: the benchmark's gold."""
+
+    cases: list[Case]
+    fault: str                          # agent id of the planted record
+    fault_session: str                  # the conversation it first appears in
+    clean_answers: dict[str, str]       # task → the final answer without the fault
+    given_answers: dict[str, str]       # task → the final answer recorded
+    clean_records: dict[str, str]       # agent id → content without the fault
+    records: dict[str, str]             # agent id → content recorded (the fault's included)
+
+    @property
+    def affected(self) -> list[str]:
+        """The conversations whose answer the fault changed."""
+        return [t for t, a in self.given_answers.items() if a != self.clean_answers[t]]
+
+
+class _Session:
+    """One conversation being written (see `user_history`)."""
+
+    def __init__(self, task: str, start: int, held: dict[str, dict[str, Any]], question: str,
+                 namespace: str):
+        self.task, self.ts, self.namespace = task, start + 1, namespace
+        self.memories = [{**m, "task_id": task, "derived_from": [], "sufficient_from": [],
+                          "last_modified_by": None} for m in held.values()]
+        self.session = [{"input_id": "u_1", "task_id": task, "turn": 1, "content": question,
+                         "timestamp": self.ts}]
+        self.trace: list[dict[str, Any]] = []
+
+    def step(self, step_type: str, content: str, used: list[str], *,
+             sufficient: Sequence[str] = (), derivation: dict[str, Any] | None = None,
+             facts: list[dict[str, Any]] | None = None, generated: Sequence[str] = ()) -> str:
+        self.ts += 1
+        step_id = f"s_{len(self.trace) + 1}"
+        step = {**_step(self.task, step_id, step_type, self.ts, used, sufficient, generated),
+                "content": content}
+        if derivation is not None:
+            step["derivation"] = derivation
+        if facts is not None:
+            step["facts"] = facts
+        if self.trace:
+            self.trace[-1]["next_step_ids"] = [step_id]
+            step["prev_step_ids"] = [self.trace[-1]["step_id"]]
+        self.trace.append(step)
+        return step_id
+
+    def case(self) -> Case:
+        return parse_case({"format": FORMAT, "task_id": self.task, "domain": "assistant",
+                           "session": self.session, "memory_store": self.memories,
+                           "trace": self.trace, "diagnosed_faults": [],
+                           "memory_namespace": self.namespace})
+
+
+def _lookup(key: str, scope: str = "memory_first") -> dict[str, Any]:
+    return {"fn": "lookup", "args": {"entity_id": "user", "fact_key": key, "scope": scope}}
+
+
+def _template(text: str, **bind: dict[str, Any]) -> dict[str, Any]:
+    return {"fn": "template", "args": {"text": text, "bind": bind}}
+
+
+def _written(task: str, memory_id: str, ts: int, by: str, key: str, value: str,
+             content: str, derived: Sequence[str] = (), source: str = "claim"
+             ) -> dict[str, Any]:
+    return {**_record(task, memory_id, ts, source=source, by=by, derived=derived),
+            "content": content, "fact_key": key, "fact_value": value, "entity_id": "user"}
+
+
+def user_history(sessions: int, fault_session: int, *, seed: int = 0, poisoned: bool = True,
+                 namespace: str = "user-42", prefix: str = "session") -> UserHistory:
+    """`sessions` conversations of one user over one store: the first ones tell the agent a
+    fact each (written as a record); session `fault_session` finds a planted record giving one
+    fact a wrong value (the fault, read there); the others ask a fact, save a note derived from
+    one, or ask a note, picked at random, so later sessions read the fault or records derived
+    from it. Every step carries a derivation, so the offline reasoner replays it. With
+    `poisoned=False` the same history without the fault (the gold)."""
+    import random
+
+    rng = random.Random(seed)
+    keys = list(TRUE_VALUES)
+    target = keys[seed % len(keys)]
+    tells = min(len(keys), max(1, fault_session))
+    held: dict[str, dict[str, Any]] = {}      # agent id → the record as written
+    newest: dict[str, tuple[str, str]] = {}   # fact key → (agent id, value) newest record
+    answers: dict[str, str] = {}
+    clean = None if not poisoned else user_history(sessions, fault_session, seed=seed,
+                                                   poisoned=False, namespace=namespace,
+                                                   prefix=prefix)
+    cases: list[Case] = []
+    fault = "m_planted"
+    for i in range(sessions):
+        task, start = f"{prefix}_{i:02d}", i * SPAN
+        if i < tells:
+            kind, key = "tell", keys[i]
+        elif i == fault_session:
+            kind, key = "ask", target
+        else:
+            kind = KINDS[rng.randrange(len(KINDS))]
+            key = target if rng.random() < 0.6 else keys[rng.randrange(len(keys))]
+        if i == fault_session and poisoned:
+            held[fault] = {**_written(task, fault, start, "", target, POISON[target],
+                                      f"{target}: {POISON[target]}", source="injected"),
+                           "last_modified_by": None}
+            newest[target] = (fault, POISON[target])
+        note = f"{key}_note"
+        if kind == "ask_note" and note not in newest:
+            kind = "note"
+        question = {"tell": f"My {key} is {TRUE_VALUES[key]}.", "ask": f"What is my {key}?",
+                    "note": f"Make a note about my {key}.",
+                    "ask_note": f"What was my note about {key}?"}[kind]
+        s = _Session(task, start, held, question, namespace)
+        if kind == "tell":
+            value = TRUE_VALUES[key]
+            claim = s.step("claim", value, ["u_1"], sufficient=["u_1"],
+                           derivation=_template(value),
+                           facts=[{"entity_id": "user", "fact_key": key, "fact_value": value,
+                                   "derivation": _template(value)}])
+            record = f"m_{key}"
+            write = s.step("memory_write", f"{key}: {value}", [claim], sufficient=[claim],
+                           derivation=_template(f"{key}: {{x}}", x=_lookup(key, "cited")),
+                           facts=[{"entity_id": "user", "fact_key": key, "fact_value": value,
+                                   "derivation": _lookup(key, "cited")}], generated=[record])
+            s.memories.append(_written(task, record, s.ts, write, key, value, f"{key}: {value}"))
+            answer = f"Noted: your {key} is {value}"
+            s.step("final_answer", answer, [claim],
+                   derivation=_template(f"Noted: your {key} is {{x}}", x=_lookup(key, "cited")))
+            newest[key] = (record, value)
+        elif kind in ("ask", "ask_note"):
+            fact = key if kind == "ask" else note
+            record, value = newest[fact]
+            read = s.step("memory_read", f"Retrieved: {record}", [record])
+            label = f"your {key}" if kind == "ask" else f"your note about {key}"
+            answer = f"{label[0].upper()}{label[1:]}: {value}"
+            s.step("final_answer", answer, [read, record],
+                   derivation=_template(f"{label[0].upper()}{label[1:]}: {{x}}",
+                                        x=_lookup(fact)))
+        else:  # note: a record derived from the newest record of the key
+            source, value = newest[key]
+            read = s.step("memory_read", f"Retrieved: {source}", [source])
+            noted = f"note on {value}"
+            record = f"m_{note}_{i}"
+            write = s.step("memory_write", noted, [read, source],
+                           derivation=_template("note on {x}", x=_lookup(key)),
+                           facts=[{"entity_id": "user", "fact_key": note, "fact_value": noted,
+                                   "derivation": _template("note on {x}", x=_lookup(key))}],
+                           generated=[record])
+            s.memories.append({**_written(task, record, s.ts, write, note, noted, noted,
+                                          derived=[source], source="agent_summary")})
+            answer = f"Saved: {noted}"
+            s.step("final_answer", answer, [write, record],
+                   derivation=_template("Saved: {x}", x=_lookup(note)))
+            newest[note] = (record, noted)
+        answers[task] = answer
+        case = s.case()
+        cases.append(case)
+        for m in case.memory_store:
+            held.setdefault(m.memory_id, m.model_dump(mode="json"))
+    records = {a: str(m["content"]) for a, m in held.items()}
+    return UserHistory(cases, fault, f"{prefix}_{fault_session:02d}",
+                       clean.given_answers if clean else answers, answers,
+                       clean.records if clean else records, records)

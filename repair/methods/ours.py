@@ -13,7 +13,7 @@ class DependencyGuided(MethodBase):
     description = "ours: seeds, contamination reach, independent support, rule-guided plan"
 
     def make_plan(self, ctx: MethodContext) -> RepairPlan:
-        return compute_plan(ctx.store, ctx.task_id, ctx.faults)[0]
+        return compute_plan(ctx.store, ctx.task_id, ctx.faults, inherited=ctx.inherited)[0]
 
 
 class WithoutSupportCheck(MethodBase):
