@@ -267,8 +267,8 @@ def user_history(sessions: int, fault_session: int, *, seed: int = 0, poisoned: 
 
     rng = random.Random(seed)
     keys = list(TRUE_VALUES)
-    target = keys[seed % len(keys)]
     tells = min(len(keys), max(1, fault_session))
+    target = keys[seed % tells]  # a fact told before the fault
     held: dict[str, dict[str, Any]] = {}      # agent id → the record as written
     newest: dict[str, tuple[str, str]] = {}   # fact key → (agent id, value) newest record
     answers: dict[str, str] = {}
@@ -285,7 +285,7 @@ def user_history(sessions: int, fault_session: int, *, seed: int = 0, poisoned: 
             kind, key = "ask", target
         else:
             kind = KINDS[rng.randrange(len(KINDS))]
-            key = target if rng.random() < 0.6 else keys[rng.randrange(len(keys))]
+            key = target if rng.random() < 0.6 else keys[rng.randrange(tells)]
         if i == fault_session and poisoned:
             held[fault] = {**_written(task, fault, start, "", target, POISON[target],
                                       f"{target}: {POISON[target]}", source="injected"),

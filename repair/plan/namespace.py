@@ -278,18 +278,14 @@ def _dispositions(planned: list[tuple[str, RepairPlan, _Seeds]],
     return list(found.values())
 
 
-def conversation_path(plan: NamespacePlan, task_id: str) -> list[RecordLink]:
-    """How the fault came to `task_id`: the records read, conversation by conversation, from
-    the fault's first holder to it (the first link that reached each)."""
+def conversation_path(plan: NamespacePlan, task_id: str) -> list[tuple[str, RecordLink]]:
+    """How the fault came to `task_id`: (conversation, the record it read that first reached
+    it), from the fault's first holder to it."""
     by_task = {c.task_id: c for c in plan.conversations}
-    if task_id not in by_task:
-        return []
-    path: list[RecordLink] = []
-    seen: set[str] = set()
+    path: list[tuple[str, RecordLink]] = []
     current: str | None = task_id
-    while current is not None and current not in seen and current in by_task:
-        seen.add(current)
+    while current is not None and current in by_task and all(t != current for t, _ in path):
         link = by_task[current].reached_by[0]
-        path.append(link)
+        path.append((current, link))
         current = link.from_task
     return list(reversed(path))
