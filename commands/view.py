@@ -114,16 +114,22 @@ def browser_style() -> None:
 
 
 @click.command("browser-params")
-@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--task", "task_id", help="Task id.")
 @click.option("--node", "node_id", default=None, help="Node id (preserving_evidence.cypher).")
-def browser_params(task_id: str, node_id: str | None) -> None:
+@click.option("--namespace", default=None, help="A memory namespace (namespace_path.cypher).")
+def browser_params(task_id: str | None, node_id: str | None, namespace: str | None) -> None:
     """Print the `:params` line the saved Neo4j Browser queries (cypher/browser/) take: the
-    task id and the run status sets (provenance/state/runs.py), so no query spells them."""
+    task id (or memory namespace) and the run status sets (provenance/state/runs.py), so no
+    query spells them."""
     import json
 
     from provrepair.provenance.state.runs import run_params
 
-    params = {"task_id": task_id, **({"node_id": node_id} if node_id else {}),
+    if task_id is None and namespace is None:
+        raise InputError("give --task ID (or --namespace NS)")
+    params = {**({"task_id": task_id} if task_id else {}),
+              **({"namespace": namespace} if namespace else {}),
+              **({"node_id": node_id} if node_id else {}),
               **run_params("finished_statuses", "repair_statuses")}
     body = ", ".join(f"{key}: {json.dumps(value)}" for key, value in params.items())
     click.echo(f":params {{{body}}}")

@@ -18,15 +18,22 @@ is linked. `provrepair db migrate` links tasks stored before this existed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from provrepair.provenance.keys import LIVE_PREFIX, agent_record_key, node_uid
-from provrepair.provenance.store.base import batched
 
 if TYPE_CHECKING:
     from provrepair.provenance.models import Case
-    from provrepair.provenance.store.base import GraphStore
+
+BATCH = 2000  # rows a statement links (provenance/store/base.py BATCH_ROWS's order)
+
+
+class GraphStore(Protocol):
+    """What linking needs of a store (provenance/store/base.py; not imported: the store's
+    migration imports this module)."""
+
+    def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 def agent_id(props: dict[str, Any]) -> str:
@@ -46,8 +53,9 @@ def link_agent_records(store: GraphStore, key: str, namespace: str | None,
              "record_id": agent_id(m), "record_key": agent_record_key(namespace, agent_id(m))}
             for m in memories]
     start = min(times, default=None)
-    for batch in batched(rows) if rows else [[]]:
-        store.run("link_agent_records", {"task_key": key, "started_at": start, "rows": batch})
+    for first in range(0, max(1, len(rows)), BATCH):
+        store.run("link_agent_records", {"task_key": key, "started_at": start,
+                                         "rows": rows[first:first + BATCH]})
 
 
 def link_node_rows(store: GraphStore, key: str, namespace: str | None,
