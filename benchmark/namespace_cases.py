@@ -348,3 +348,49 @@ def user_history(sessions: int, fault_session: int, *, seed: int = 0, poisoned: 
     return UserHistory(cases, fault, f"{prefix}_{fault_session:02d}",
                        clean.given_answers if clean else answers, answers,
                        clean.records if clean else records, records)
+
+
+def wide_history(conversations: int, readers: int, steps: int, *, namespace: str = "wide",
+                 prefix: str = "w") -> History:
+    """A large namespace for the scale benchmark (bench/namespace.py scale): `conversations`
+    conversations of `steps` steps each (a chain of claims over a few shared records, the
+    last one a final answer), the first of which writes `shared` records every later one
+    reads; a record planted before conversation 1 is read by `readers` conversations spread
+    over the rest (near the end: a read, a claim citing it, the answer citing that claim)."""
+    fault = "m_planted"
+    every = max(1, (conversations - 1) // max(1, readers))
+    reading = {1 + i * every for i in range(readers)} if readers else set()
+    cases: list[Case] = []
+    shared = [f"b{k}" for k in range(5)]
+    for c in range(conversations):
+        task, start = f"{prefix}_{c:04d}", c * SPAN
+        memories = [] if c == 0 else [_record(task, m, 1, source="user_input") for m in shared]
+        if c in reading:
+            memories.append(_record(task, fault, 1, source="injected"))
+        trace: list[dict[str, Any]] = []
+        previous = "u_1"
+        for i in range(1, steps + 1):
+            step_id = f"s_{i:03d}"
+            used = [previous]
+            generated: list[str] = []
+            if c == 0 and i <= len(shared):
+                generated = [shared[i - 1]]
+                memories.append(_record(task, shared[i - 1], start + 1 + i,
+                                        source="claim", by=step_id))
+                kind = "memory_write"
+            elif i == steps - 2 and c in reading:  # near its end, as a late search would
+                kind, used = "memory_read", [fault, *shared[:2]]
+            else:
+                kind = "final_answer" if i == steps else "claim"
+                if c and i % 10 == 0:
+                    used = [previous, shared[i % len(shared)]]
+            trace.append(_step(task, step_id, kind, start + 1 + i, used, generated=generated))
+            previous = step_id
+        for a, b in pairwise(trace):
+            a["next_step_ids"], b["prev_step_ids"] = [b["step_id"]], [a["step_id"]]
+        session = [{"input_id": "u_1", "task_id": task, "turn": 1, "content": "hello",
+                    "timestamp": start + 1}]
+        cases.append(parse_case({"format": FORMAT, "task_id": task, "domain": "namespace",
+                                 "session": session, "memory_store": memories, "trace": trace,
+                                 "diagnosed_faults": [], "memory_namespace": namespace}))
+    return History(cases, [fault], {})

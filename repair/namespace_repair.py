@@ -71,6 +71,7 @@ class ConversationOutcome:
     unresolved: dict[str, str] = field(default_factory=dict)
     carried: list[str] = field(default_factory=list)  # records read as earlier repairs rewrote
     new_memory_ids: list[str] = field(default_factory=list)  # records its repair wrote
+    replayed_steps: int = 0
 
 
 @dataclass
@@ -247,7 +248,8 @@ def _outcome(conversation: ConversationPlan, report: RepairReport,
         answer_affected=conversation.answer_affected, needs_human=report.needs_human,
         unresolved=dict(report.unresolved),
         carried=[r.record_id or r.memory_id for r, _ in carried],
-        new_memory_ids=list(report.new_memory_ids))
+        new_memory_ids=list(report.new_memory_ids),
+        replayed_steps=int(report.counts.get("replayed_steps", 0)))
 
 
 def _report(run: dict[str, Any], plan: NamespacePlan, outcomes: dict[str, dict[str, Any]],
