@@ -4,15 +4,13 @@ over here when given `--namespace`; parse, call the library, print."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, store
+from provrepair.commands.output import emit_json, exit_for, store
 from provrepair.provenance.errors import InputError
-from provrepair.provenance.state.runs import RunStatus
 
 
 def plan_namespace_command(namespace: str, faults: list[str] | None, explain_id: str | None,
@@ -131,10 +129,7 @@ def repair_namespace_command(namespace: str, faults: list[str] | None, brain: An
         emit_json(report.to_json())
     else:
         _print_repair(report)
-    if report.status == RunStatus.NEEDS_HUMAN:
-        sys.exit(3)
-    if report.status == RunStatus.PARTIAL:
-        sys.exit(4)
+    exit_for(report.status)
 
 
 def _print_repair(report: Any) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, id_list, store
+from provrepair.commands.output import emit_json, exit_for, id_list, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.state.runs import ReportStatus
 
@@ -212,10 +211,7 @@ def repair(task_id: str | None, reasoner: str, model: str | None, max_calls: int
         emit_json({**report.to_json(), "memory_patch": patch})
     else:
         _print_report(report)
-    if report.status == ReportStatus.NEEDS_HUMAN:
-        sys.exit(3)
-    if report.status == ReportStatus.PARTIAL:
-        sys.exit(4)
+    exit_for(report.status)
 
 
 def _patch_of(st: Any, report: Any) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from provrepair.provenance.state.runs import is_committed_repair
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.model import NamespacePlan
 from provrepair.view.graph import view_data
@@ -32,7 +33,7 @@ def namespace_view_data(store: GraphStore, plan: NamespacePlan) -> dict[str, Any
     for conversation in plan.conversations:
         task = conversation.task_id
         data = view_data(store, task)
-        repaired = repaired or bool(data["run"] and data["run"]["repaired"])
+        repaired = repaired or bool(data["run"] and is_committed_repair(data["run"]["status"]))
         shift = left - min((n.get("x", 0.0) for n in data["nodes"]), default=0.0)
         groups.append({"id": task, "kind": "conversation", "phase": "both",
                        "label": f"{task} (t={conversation.started_at})",

@@ -165,7 +165,7 @@ def _fixpoint(store: GraphStore, namespace: str, records: list[str], seeds: dict
         here = seeds[task]
         plan, plan_trace = compute_plan(store, task, list(here.faults),
                                         support_check=support_check,
-                                        inherited=list(here.inherited.values()))
+                                        inherited=list(here.inherited.values()), echo=False)
         trace.traces[task] = plan_trace
         planned.append((task, plan, here))
         reached = [n.uid for n in plan_trace.region.nodes.values() if n.is_memory]

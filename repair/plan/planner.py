@@ -58,13 +58,15 @@ class PlanTrace:
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
                  support_check: bool = True, quarantine_copies: bool = False,
-                 inherited: Sequence[Inherited] = ()) -> tuple[RepairPlan, PlanTrace]:
+                 inherited: Sequence[Inherited] = (),
+                 echo: bool = True) -> tuple[RepairPlan, PlanTrace]:
     """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
     `support_check=False` is the paper's ablation "without support check" (P_sup = ∅).
     `inherited`: records of a shared memory an earlier conversation's plan reached (beyond
     the paper, repair/plan/namespace.py): seeds of A0 beside the faults, tainted like them
     (never independent evidence), neither deleted nor replayed as faults are; quarantined
-    when the earlier plan removed them (and still active here), else kept.
+    when the earlier plan removed them (and still active here), else kept. `echo=False`:
+    without the echo sweep (no `suspected_copies`).
     After planning, the echo sweep (echo.py) reports the records that carry a fault's value
     with no recorded edge (`suspected_copies`); `quarantine_copies` quarantines them.
     The cyclic GC is paused meanwhile (provenance/gc_pause.py): a plan allocates in bursts
@@ -74,7 +76,8 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
     with gc_paused(), store.read_ahead() as reads:
         plan, trace = _compute_plan(store, task_id, faults, support_check, reads, inherited)
     trace.view.reads = None  # --explain reads on after the plan's connection went back
-    plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
+    if echo:  # the namespace plan leaves it out: one statement less per conversation
+        plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
     return plan, trace
 
 

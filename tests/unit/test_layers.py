@@ -190,13 +190,18 @@ def test_the_engine_imports_nothing_of_the_benchmark() -> None:
                            + "\n".join(offenders))
 
 
+def empty_tree(root: Path) -> None:
+    """The package layout with empty modules, for the checkers' own tests."""
+    for folder in (*PACKAGE_DIRS, "repair/plan"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "cli.py").write_text("")
+
+
 def test_an_engine_import_of_the_benchmark_is_caught(tmp_path: Path) -> None:
     """The checker itself, on a tree whose engine reaches the harness three ways."""
-    for folder in (*PACKAGE_DIRS, "repair/plan"):
-        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
-        (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "__init__.py").write_text("")
-    (tmp_path / "cli.py").write_text("")
+    empty_tree(tmp_path)
     (tmp_path / "repair" / "plan" / "relative.py").write_text(
         "from ...benchmark import metrics\nfrom ..plan import seeds\n")
     (tmp_path / "repair" / "by_name.py").write_text(
@@ -289,11 +294,7 @@ def test_no_module_cycle() -> None:
 def test_a_package_init_cycle_is_caught(tmp_path: Path) -> None:
     """The checker itself: a package's __init__ importing a module that imports the package
     back (as `from provrepair.repair.plan import rules` did from the planner)."""
-    for folder in (*PACKAGE_DIRS, "repair/plan"):
-        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
-        (tmp_path / folder / "__init__.py").write_text("")
-    (tmp_path / "__init__.py").write_text("")
-    (tmp_path / "cli.py").write_text("")
+    empty_tree(tmp_path)
     (tmp_path / "repair" / "plan" / "__init__.py").write_text(
         "from provrepair.repair.plan.planner import compute_plan\n")
     (tmp_path / "repair" / "plan" / "rules.py").write_text("")
