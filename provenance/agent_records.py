@@ -79,9 +79,14 @@ def backfill_agent_records(store: GraphStore) -> int:
     run by `provrepair db migrate`); the number of tasks linked."""
     tasks = store.run("list_unlinked_namespace_tasks", {"live_prefix": LIVE_PREFIX})
     for task in tasks:
-        nodes = [r["props"] for r in store.run("list_task_nodes", {"task_key": task["task_key"]})
-                 if r["props"].get("origin_run") is None]
-        link_agent_records(store, task["task_key"], task["namespace"],
-                           [p for p in nodes if p["kind"] == "memory"],
-                           [p["ts"] for p in nodes if p["kind"] != "memory"])
+        link_stored_task(store, task["task_key"], task["namespace"])
     return len(tasks)
+
+
+def link_stored_task(store: GraphStore, key: str, namespace: str) -> None:
+    """Every recorded node of the task stored under `key` (a live capture whose namespace a
+    later request named first, a task stored before links existed)."""
+    nodes = [r["props"] for r in store.run("list_task_nodes", {"task_key": key})
+             if r["props"].get("origin_run") is None]
+    link_agent_records(store, key, namespace, [p for p in nodes if p["kind"] == "memory"],
+                       [p["ts"] for p in nodes if p["kind"] != "memory"])
