@@ -280,7 +280,8 @@ def examples(copy_to: Path | None, as_json: bool) -> None:
     """List the examples that ship with provrepair (and copy them with --copy-to): case
     files; under transcripts/ OpenAI-style transcripts (`ingest --from openai-messages`);
     under otel/ an OTLP/JSON trace of an instrumented agent (`ingest --from otel`); under
-    events/ a live event stream (`ingest --follow`).
+    events/ a live event stream (`ingest --follow`); under
+    namespace/ three conversations sharing one agent memory (`plan --namespace`).
 
     `provrepair examples --copy-to ex && provrepair ingest ex/*.json` works from any
     install, not only from a clone of the repository.
@@ -291,6 +292,8 @@ def examples(copy_to: Path | None, as_json: bool) -> None:
               for name in _json_names(folder.joinpath("transcripts"))]
     names += [(f"otel/{name}", "otel") for name in _json_names(folder.joinpath("otel"))]
     names += [(f"events/{name}", "events") for name in _json_names(folder.joinpath("events"))]
+    names += [(f"namespace/{name}", "case")  # three conversations of one memory (issue 37)
+              for name in _json_names(folder.joinpath("namespace"))]
     rows = []
     for name, source_format in names:
         path = Path(str(folder.joinpath(name)))

@@ -39,7 +39,10 @@ def memory(task_id: str, show_all: bool, as_json: bool) -> None:
               help="One repair run's change only (default: every committed run of the task, "
                    "from the recorded memory to the memory as it stands).")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the patch format.")
-def patch(task_id: str | None, run_id: str | None, schema: bool) -> None:
+@click.option("--namespace", metavar="NS",
+              help="The shared memory a `repair --namespace` repaired: one operation per "
+                   "agent record over every conversation it repaired (--run: its run id).")
+def patch(task_id: str | None, run_id: str | None, schema: bool, namespace: str | None) -> None:
     """Print the memory patch of the task's repairs (JSON): delete, quarantine, restore, put
     and add operations, by the agent's own record ids, that turn the agent's memory as
     recorded into the memory as repaired (one apply at the end is always right)."""
@@ -49,8 +52,12 @@ def patch(task_id: str | None, run_id: str | None, schema: bool) -> None:
     if schema:
         emit_json(patch_json_schema())
         return
+    if namespace is not None:
+        from provrepair.commands.namespace import patch_namespace_command
+
+        return patch_namespace_command(namespace, run_id)
     if task_id is None:
-        raise InputError("give --task ID (or --schema)")
+        raise InputError("give --task ID (or --namespace NS, or --schema)")
     with store() as st:
         emit_json(memory_patch(st, task_id, run_id).model_dump(mode="json"))
 

@@ -69,3 +69,14 @@ class ProgressBar:
 
     def __exit__(self, *exc: object) -> None:
         self.finish()
+
+
+def exit_for(status: str) -> None:
+    """The exit code of a repair's status (README, "Exit codes"): 3 stopped for a person,
+    4 partial; returns for the others (0)."""
+    from provrepair.provenance.state.runs import ReportStatus
+
+    if status == ReportStatus.NEEDS_HUMAN:
+        sys.exit(3)
+    if status == ReportStatus.PARTIAL:
+        sys.exit(4)

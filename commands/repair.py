@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, id_list, store
+from provrepair.commands.output import emit_json, exit_for, id_list, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.state.runs import ReportStatus
 from provrepair.provenance.vocab import MemoryStatus
@@ -19,26 +18,47 @@ SCOPE_OPTION = click.option(
          "task of its memory namespace (the case's memory_namespace).")
 
 
+NAMESPACE_OPTION = click.option(
+    "--namespace", metavar="NS",
+    help="A shared agent memory instead of one task: follow the records --faults names (the "
+         "agent's ids) into every conversation of the memory namespace that read them.")
+
+
 @click.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
-@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults.")
+@click.option("--task", "task_id", help="Task id.")
+@click.option("--faults", help="Comma-separated memory ids overriding the diagnosed faults "
+              "(with --namespace: the agent ids of the faulty records).")
 @click.option("--explain", "explain_id", metavar="ID",
-              help="Explain why one node got its disposition instead of printing the plan.")
+              help="Explain why one node got its disposition instead of printing the plan "
+                   "(with --namespace: TASK or TASK:NODE, the path across conversations).")
 @click.option("--no-record", is_flag=True, help="Do not write the plan to the graph as a run.")
 @SCOPE_OPTION
 @click.option("--method", default="dependency_guided", show_default=True,
               help="Planner: ours (dependency_guided), the paper's (paper: without rule 8), "
                    "or a baseline or ablation (see `provrepair methods`; --explain needs one "
                    "of the first two).")
+@NAMESPACE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (or explanation) as JSON.")
-def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bool,
-         scope: str, method: str, as_json: bool) -> None:
+def plan(task_id: str | None, faults: str | None, explain_id: str | None, no_record: bool,
+         scope: str, method: str, namespace: str | None, as_json: bool) -> None:
     """Compute the rollback plan of a task (docs/method.md §1-4).
 
     Seeds, contaminated region, independent support, answer relevance and the replay set are
     computed in the graph store; the plan is recorded as a :RepairRun (unless --no-record)
-    so a graph browser can show it. Planning never changes the memory store.
+    so a graph browser can show it. Planning never changes the memory store. With
+    --namespace NS (and with --task T --scope namespace, after the task's plan): the plan
+    across the conversations of a shared memory (README, "One fault, every conversation").
     """
+    if namespace is not None:
+        if method != "dependency_guided":
+            raise InputError(f"--method {method}: a namespace plan is dependency_guided's "
+                             "(plan one task with --task T --method ...)")
+        from provrepair.commands.namespace import plan_namespace_command
+
+        return plan_namespace_command(namespace, id_list(faults), explain_id, no_record,
+                                      as_json)
+    if task_id is None:
+        raise InputError("give --task ID (or --namespace NS)")
     from provrepair.repair.methods import get_method
     from provrepair.repair.plan.explain import explain
     from provrepair.repair.plan.scope import task_namespace, with_scope
@@ -55,6 +75,16 @@ def plan(task_id: str, faults: str | None, explain_id: str | None, no_record: bo
             _print_explanation(explain(the_plan, trace, explain_id), as_json)
             return
         run_id = None if no_record else record_plan_run(st, the_plan, method=method)
+    if scope == "namespace":  # and the conversations its faults reached (issue 37)
+        from provrepair.commands.namespace import namespace_plan_of_task, print_namespace_plan
+
+        nsplan = namespace_plan_of_task(task_id, fault_ids)
+        if as_json:
+            emit_json({**the_plan.model_dump(), "namespace_plan": nsplan.model_dump(mode="json")})
+            return
+        _print_plan(the_plan, run_id)
+        print_namespace_plan(nsplan, {})
+        return
     if as_json:
         emit_json(the_plan.model_dump())
         return
@@ -115,7 +145,7 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--task", "task_id", help="Task id.")
 @click.option("--reasoner", default="offline", show_default=True,
               help="offline: deterministic, from each step's derivation; openai: any "
               "OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL); or a plugin's "
@@ -152,12 +182,13 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
                    "with --scope namespace, those of the namespace's other tasks too, each in "
                    "its own task.")
 @SCOPE_OPTION
+@NAMESPACE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None,
+def repair(task_id: str | None, reasoner: str, model: str | None, max_calls: int | None,
            budget: int | None, tool_refs: tuple[str, ...], faults: str | None, dry_run: bool,
            no_early_cutoff: bool, method: str, resume: bool, approve: tuple[str, ...],
            skip: tuple[str, ...], continue_partial: bool,
-           quarantine_copies: bool, scope: str, as_json: bool) -> None:
+           quarantine_copies: bool, scope: str, namespace: str | None, as_json: bool) -> None:
     """Repair a task: delete and quarantine contaminated memories, replay what the corrected
     answer needs, and write the result back (crash-safe; one writer per task at a time).
 
@@ -173,7 +204,9 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
     from provrepair.repair.service import Resume, repair_task
     from provrepair.repair.tools.declared import ToolSet, load_tools
 
-    if (approve or skip) and not resume:
+    if namespace is None and task_id is None:
+        raise InputError("give --task ID (or --namespace NS)")
+    if (approve or skip) and not resume and namespace is None:
         raise InputError("--approve and --skip go with --resume")
     if (resume or continue_partial) and (dry_run or faults):
         raise InputError("--resume and --continue carry on the earlier repair's own plan: no "
@@ -188,6 +221,12 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
         tools = ToolSet()
         for ref in tool_refs:
             tools.update(load_tools(ref))
+    if namespace is not None:  # the conversations of a shared memory (issue 37)
+        from provrepair.commands.namespace import repair_namespace_command
+
+        return repair_namespace_command(namespace, fault_ids, brain, tools, approve, skip,
+                                        as_json)
+    assert task_id is not None
     with store() as st:
         report = repair_task(st, task_id, brain, faults=fault_ids, dry_run=dry_run,
                              early_cutoff=not no_early_cutoff, method=method, resume=decided,
@@ -199,10 +238,7 @@ def repair(task_id: str, reasoner: str, model: str | None, max_calls: int | None
         emit_json({**report.to_json(), "memory_patch": patch})
     else:
         _print_report(report)
-    if report.status == ReportStatus.NEEDS_HUMAN:
-        sys.exit(3)
-    if report.status == ReportStatus.PARTIAL:
-        sys.exit(4)
+    exit_for(report.status)
 
 
 def _patch_of(st: Any, report: Any) -> dict[str, Any] | None:

@@ -11,19 +11,31 @@ from provrepair.provenance.errors import InputError
 
 
 @click.command()
-@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--task", "task_id", help="Task id.")
 @click.option("--run", "run_id", default=None,
               help="Run id (see `provrepair history`); default: the latest committed repair, "
                    "else the latest plan.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="The HTML file to write.")
+@click.option("--namespace", metavar="NS",
+              help="A shared memory: the conversations a fault reached as groups, and its path "
+                   "across them (the latest `repair --namespace`, or the plan of --faults).")
+@click.option("--faults", help="With --namespace: the agent ids of the faulty records.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
-def view(task_id: str, run_id: str | None, out: Path, as_json: bool) -> None:
+def view(task_id: str | None, run_id: str | None, out: Path, namespace: str | None,
+         faults: str | None, as_json: bool) -> None:
     """Write a self-contained HTML page drawing a task's graph, coloured by a run's
     dispositions, with a legend, node details and a before/after-repair toggle.
 
     The page needs no network: the graph library (cytoscape.js) is inside it.
     """
+    if namespace is not None:
+        from provrepair.commands.namespace import view_namespace_command
+        from provrepair.commands.output import id_list
+
+        return view_namespace_command(namespace, id_list(faults), out, as_json)
+    if task_id is None:
+        raise InputError("give --task ID (or --namespace NS)")
     from provrepair.view.graph import view_data
     from provrepair.view.page import render
 
@@ -102,16 +114,22 @@ def browser_style() -> None:
 
 
 @click.command("browser-params")
-@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--task", "task_id", help="Task id.")
 @click.option("--node", "node_id", default=None, help="Node id (preserving_evidence.cypher).")
-def browser_params(task_id: str, node_id: str | None) -> None:
+@click.option("--namespace", default=None, help="A memory namespace (namespace_path.cypher).")
+def browser_params(task_id: str | None, node_id: str | None, namespace: str | None) -> None:
     """Print the `:params` line the saved Neo4j Browser queries (cypher/browser/) take: the
-    task id and the run status sets (provenance/state/runs.py), so no query spells them."""
+    task id (or memory namespace) and the run status sets (provenance/state/runs.py), so no
+    query spells them."""
     import json
 
     from provrepair.provenance.state.runs import run_params
 
-    params = {"task_id": task_id, **({"node_id": node_id} if node_id else {}),
+    if task_id is None and namespace is None:
+        raise InputError("give --task ID (or --namespace NS)")
+    params = {**({"task_id": task_id} if task_id else {}),
+              **({"namespace": namespace} if namespace else {}),
+              **({"node_id": node_id} if node_id else {}),
               **run_params("finished_statuses", "repair_statuses")}
     body = ", ".join(f"{key}: {json.dumps(value)}" for key, value in params.items())
     click.echo(f":params {{{body}}}")

@@ -50,8 +50,9 @@ from provrepair.loaders.otel import (
     with_warnings,
 )
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
-from provrepair.loaders.otel_extend import CapturedRun
+from provrepair.loaders.otel_extend import CapturedRun, Extension
 from provrepair.loaders.otlp_json import document
+from provrepair.provenance.agent_records import link_node_rows, link_stored_task
 from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
@@ -291,6 +292,7 @@ class LiveRuns:
             for batch in batched(extension.edges):
                 self.store.run("merge_edges", {"rows": batch})
             self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
+            link_captured(self.store, run.key, extension, stored[0]["props"])
         self.extensions += 1
         return True
 
@@ -394,3 +396,14 @@ def _captured_call_ids(spans: list[Span]) -> set[str]:
                    for p in m.get("parts", []) if isinstance(p, dict)
                    and p.get("type") == "tool_call")
     return ids
+
+
+def link_captured(store: GraphStore, key: str, extension: Extension,
+                  stored: dict[str, Any]) -> None:
+    """A shared memory's records (provenance/agent_records.py) as a trace extends a task: the
+    new nodes; every node so far when this request is the first to name the namespace."""
+    namespace = extension.task.get("memory_namespace")
+    if namespace and stored.get("started_at") is None:
+        link_stored_task(store, key, namespace)
+    else:
+        link_node_rows(store, key, namespace, extension.nodes)

@@ -9,6 +9,8 @@
     │   ├── TaskConflict              the task exists with other content (use --replace), or
     │   │                             is being written by another process
     │   ├── TaskIncomplete            a streamed task is still being recorded (no `end` yet)
+    │   ├── NoNamespace               a task declares no memory namespace (`--scope namespace`)
+    │   ├── RecordNotFound            no task of a memory namespace holds that record (agent id)
     │   ├── NothingToResume           `repair --resume` without a stopped repair, or naming a
     │   │                             step the stopped repair does not replay
     │   ├── NotRepaired               a memory patch asked of a task (or run) with no repair
@@ -100,6 +102,10 @@ class TaskIncomplete(UserError):
 
 class NoNamespace(UserError):
     """`--scope namespace` on a task that declares no memory namespace."""
+
+
+class RecordNotFound(UserError):
+    """No task of the memory namespace holds a record with that agent id."""
 
 
 class NothingToResume(UserError):

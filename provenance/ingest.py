@@ -11,6 +11,8 @@ except the CREATE batches of 3, which write only into the staging copy that 1 cl
   3b. merge_task(staging key)          the staged record's content hash
   4. count_staged_elements             the staged copy holds exactly the case (a batch re-sent
                                        after a lost reply would have doubled rows: refused)
+  4b. link_agent_records               a task of a memory namespace: its memory nodes linked
+                                       to the shared records (provenance/agent_records.py)
   5. merge_evaluation (vault)          evaluation data keyed by task + content hash
   6. swap_staged_task                  ONE statement: old version out, staged copy in
   7. prune_evaluations (vault)         evaluation records of other versions
@@ -25,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from provrepair.provenance.agent_records import link_case
 from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.digest import CaseDigest, content_hash_of
 from provrepair.provenance.edges import Edge, derive_edges
@@ -197,6 +200,7 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     content = digest.hexdigest()
     store.run("merge_task", {"task_key": staged, "props": {"content_hash": content}})
     _check_staged(store, case, staged, _nodes(case), len(edges))
+    link_case(store, staged, case)
     keep = eval_key(case.task_id, content)
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})

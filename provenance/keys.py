@@ -44,3 +44,9 @@ def node_uid(key: str, node_id: str) -> str:
 
 def eval_key(task_id: str, content_hash: str) -> str:
     return f"{task_key(task_id)}/{content_hash}"
+
+
+def agent_record_key(namespace: str, record_id: str) -> str:
+    """Key of one record of a shared agent memory: (namespace, the agent's id of it). `@` is
+    always encoded inside a part, so no task or node key equals one."""
+    return f"@{_enc(namespace)}/{_enc(record_id)}"

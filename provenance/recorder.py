@@ -38,6 +38,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from provrepair.provenance.agent_records import link_node_rows
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.errors import CaseError, ProvrepairError, TaskConflict
 from provrepair.provenance.ingest import content_hash, evaluation_props
@@ -149,6 +150,8 @@ class Recorder:
             self.store.run("merge_nodes", {"rows": [
                 {**row, "type": node_type(row["props"])}
                 for row in pending]})
+            # a shared memory's records, linked as they are written (provenance/agent_records.py)
+            link_node_rows(self.store, self.key, self.task.get("memory_namespace"), pending)
         self.rows.clear()
         if self.edges:
             edge_rows = [edge_row(self.key, e) for e in dedupe(self.edges)]

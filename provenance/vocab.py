@@ -119,6 +119,10 @@ class NodeLabel(StrEnum):
     PRESERVED = "Preserved"
     SUSPICIOUS = "Suspicious"
     REGENERATED = "Regenerated"  # written by a repair run
+    # One record of a shared agent memory, (namespace, agent id); every task's memory node of
+    # it links to it (provenance/agent_records.py): a fault followed across conversations
+    AGENT_RECORD = "AgentRecord"
+    NAMESPACE_RUN = "NamespaceRun"  # a repair of a namespace's conversations (repair/namespace)
 
 
 STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}
@@ -128,6 +132,13 @@ class RepairEdge(StrEnum):
     """Relationship types a repair adds between provenance nodes."""
 
     REPLAYS = "REPLAYS"  # replayed step → the step it replaces
+
+
+class RecordEdge(StrEnum):
+    """The link from a task's memory node to the record of the shared memory it is a version
+    of (provenance/agent_records.py); never a provenance edge: the planner does not walk it."""
+
+    OF_RECORD = "OF_RECORD"
 
 
 class RunMark(StrEnum):
@@ -164,6 +175,7 @@ PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES,
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
     "origin_run", "replaces", "committed", "status_before", "status_run", "status_recorded",
     "answer", "finished", "trust_score_json",
+    "record_key", "namespace", "started_at", "faults_json", "conversations_json",
 })
 
 
@@ -173,7 +185,8 @@ def linter_vocabulary() -> dict[str, list[str]]:
         "labels": sorted(label.value for label in NodeLabel),
         "relationshipTypes": sorted([*(label.value for label in EdgeLabel),
                                      *(mark.value for mark in RunMark),
-                                     *(edge.value for edge in RepairEdge)]),
+                                     *(edge.value for edge in RepairEdge),
+                                     *(edge.value for edge in RecordEdge)]),
         "propertyKeys": PROPERTY_KEYS,
     }
 

@@ -24,7 +24,7 @@ from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.errors import NothingToResume, TaskConflict, TaskIncomplete
 from provrepair.provenance.keys import node_uid, task_key
 from provrepair.provenance.lock import task_lock
-from provrepair.provenance.models import Case
+from provrepair.provenance.models import Case, MemoryRecord
 from provrepair.provenance.readback import get_task_props, read_case
 from provrepair.provenance.state.runs import ReportStatus, RunStatus, commit_props, run_params, wrote_replay
 from provrepair.provenance.store.base import GraphStore
@@ -32,7 +32,7 @@ from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.methods import Method, MethodContext, get_method
 from provrepair.repair.methods.base import Decision
 from provrepair.repair.methods.ours import QuarantiningCopies
-from provrepair.repair.plan.model import RepairPlan, Scope
+from provrepair.repair.plan.model import Inherited, RepairPlan, Scope
 from provrepair.repair.plan.scope import task_namespace, with_scope
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.replay.executor import Executor, ReplayResult
@@ -62,6 +62,15 @@ class Resume:
     approve: frozenset[str] = frozenset()   # re-issue these side-effecting calls
     skip: frozenset[str] = frozenset()      # do not re-issue these; their steps stay unresolved
     continuing: bool = False                # `--continue`: finish a partial repair instead
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a namespace repair hands one conversation (repair/namespace_repair.py)."""
+
+    inherited: tuple[Inherited, ...] = ()                    # seeds beside the faults
+    carried: tuple[tuple[MemoryRecord, str], ...] = ()       # (rewritten record, it replaces)
+    taken: frozenset[str] = frozenset()  # ids of the shared memory: new records get others
 
 
 @dataclass
@@ -97,7 +106,7 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
                 early_cutoff: bool = True, method: str = METHOD,
                 resume: Resume | None = None, tools: ToolSet | None = None,
                 continue_partial: bool = False, quarantine_copies: bool = False,
-                scope: Scope = "task") -> RepairReport:
+                scope: Scope = "task", shared: Shared | None = None) -> RepairReport:
     """`tools`: the agent's own tools with their side-effect classes (repair/tools/declared.py);
     a tool they, the case and the domain pack leave undeclared is irreversible.
     `continue_partial`: finish the task's `partial` repair in one more run, regenerating only
@@ -105,14 +114,16 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
     plan's suspected copies (repair/plan/echo.py). `scope="namespace"`: the sweep also looks
     in the other tasks of the task's memory namespace, and with `quarantine_copies`
     quarantines what it finds there in their own tasks, once this task's repair committed
-    (repair/plan/scope.py, repair/scope_sweep.py)."""
+    (repair/plan/scope.py, repair/scope_sweep.py). `shared`: what a namespace repair hands
+    this conversation (repair/namespace_repair.py): the records earlier conversations' plans
+    reached that it read, and the records their repairs rewrote in their place."""
     if continue_partial:
         resume = Resume(continuing=True) if resume is None else resume
     if scope == "namespace":
         task_namespace(store, task_id)  # refused before anything is done: NoNamespace
     try:
         report = _repair_task(store, task_id, reasoner, faults, dry_run, early_cutoff, method,
-                              resume, tools, quarantine_copies)
+                              resume, tools, quarantine_copies, shared or Shared())
         if scope == "namespace":
             _sweep_namespace(store, report, quarantine_copies)
         return report
@@ -124,14 +135,14 @@ def repair_task(store: GraphStore, task_id: str, reasoner: Reasoner, *,
 def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
                  faults: list[str] | None, dry_run: bool, early_cutoff: bool, method: str,
                  resume: Resume | None, tools: ToolSet | None,
-                 quarantine_copies: bool) -> RepairReport:
+                 quarantine_copies: bool, shared: Shared) -> RepairReport:
     planner = get_method(method)
     if quarantine_copies:  # the echo sweep acts on what it reports (repair/plan/echo.py)
         planner = QuarantiningCopies(planner)
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id,
-                         tools=tools)[0]
+                         tools=tools, shared=shared)[0]
         report.run_id, report.status = None, ReportStatus.DRY_RUN.value
         return report
     checkpoint("before_lock")
@@ -150,7 +161,8 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id, stopped_plan, resume, tools, prior)
+                                              planner, run_id, stopped_plan, resume, tools, prior,
+                                              shared)
         report.continues = base
         _write(store, plan, state, result, run_id, report, method)
         return report
@@ -214,12 +226,14 @@ def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
             early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
             resume: Resume | None = None, tools: ToolSet | None = None,
-            prior: PriorOutcome | None = None,
+            prior: PriorOutcome | None = None, shared: Shared | None = None,
             ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
     case = read_case(store, task_id, with_evaluation=False)
     decision = Decision()
+    shared = shared or Shared()
     if plan is None:
-        planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner))
+        planned = planner.plan(MethodContext(store, task_id, case, faults, reasoner,
+                                             shared.inherited))
         plan, decision = planned.plan, planned.decision
     resume = resume or Resume()
     registry = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
@@ -230,7 +244,8 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
     executor = Executor(case, plan, reasoner, registry, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain), stored_ids=stored,
-                        skipped=resume.skip, prior=prior)
+                        skipped=resume.skip, prior=prior, carried=shared.carried,
+                        reserved=shared.taken)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(decision)

@@ -32,7 +32,9 @@
       byId[n.id] = 'n' + i;
       var classes = [n.kind, n.step_type || '', n.phase === 'after' ? 'after' : '',
                      n.replaced ? 'replaced' : ''].join(' ');
-      out.push({group: 'nodes', data: Object.assign({}, n, {id: 'n' + i, nid: n.id}),
+      /* a namespace page (view/namespace.py): each conversation is a group, listed first */
+      var extra = n.parent !== undefined ? {parent: index[n.parent]} : {};
+      out.push({group: 'nodes', data: Object.assign({}, n, {id: 'n' + i, nid: n.label || n.id}, extra),
                 position: {x: n.x, y: n.y}, classes: classes});
     });
     data.edges.forEach(function (e, i) {
@@ -72,6 +74,11 @@
                                               'target-arrow-color': '#555'}},
       {selector: 'edge.replays', style: {'width': 3, 'line-style': 'dashed', 'line-color': '#17BECF',
                                          'target-arrow-color': '#17BECF'}},
+      {selector: 'node.conversation', style: {'shape': 'round-rectangle', 'background-opacity': 0.06,
+                                              'border-color': '#888', 'text-valign': 'top'}},
+      {selector: 'node[?answer_affected]', style: {'border-color': '#D62728', 'border-width': 3}},
+      {selector: 'edge.shared_record', style: {'width': 3.5, 'line-style': 'dashed',
+                                               'line-color': '#D62728', 'target-arrow-color': '#D62728'}},
       {selector: '.faded', style: {'opacity': FADED_OPACITY}},
       {selector: '.context', style: {'opacity': CONTEXT_OPACITY}},
       {selector: 'node:selected', style: {'border-width': 5, 'border-color': '#000'}}

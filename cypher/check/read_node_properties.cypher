@@ -89,3 +89,9 @@ RETURN 'Regenerated' AS label, count(properties(n)) AS read
 UNION ALL
 MATCH (n:CaptureSpan)
 RETURN 'CaptureSpan' AS label, count(properties(n)) AS read
+UNION ALL
+MATCH (n:AgentRecord)
+RETURN 'AgentRecord' AS label, count(properties(n)) AS read
+UNION ALL
+MATCH (n:NamespaceRun)
+RETURN 'NamespaceRun' AS label, count(properties(n)) AS read

@@ -64,3 +64,6 @@ RETURN 'SUSPICIOUS' AS type, count(properties(r)) AS read
 UNION ALL
 MATCH ()-[r:REPLAYS]->()
 RETURN 'REPLAYS' AS type, count(properties(r)) AS read
+UNION ALL
+MATCH ()-[r:OF_RECORD]->()
+RETURN 'OF_RECORD' AS type, count(properties(r)) AS read

@@ -122,3 +122,11 @@ UNION ALL
 MATCH (n:CaptureSpan)
 RETURN 'CaptureSpan' AS label, count(n) AS scanned,
        sum(CASE WHEN 'CaptureSpan' IN labels(n) THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (n:AgentRecord)
+RETURN 'AgentRecord' AS label, count(n) AS scanned,
+       sum(CASE WHEN 'AgentRecord' IN labels(n) THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (n:NamespaceRun)
+RETURN 'NamespaceRun' AS label, count(n) AS scanned,
+       sum(CASE WHEN 'NamespaceRun' IN labels(n) THEN 0 ELSE 1 END) AS stray

@@ -108,3 +108,8 @@ MATCH (a)-[r:REPLAYS]->(b)
 RETURN 'REPLAYS' AS type, count(r) AS scanned,
        sum(CASE WHEN type(r) = 'REPLAYS' AND size(labels(a)) > 0 AND size(labels(b)) > 0
            THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (a)-[r:OF_RECORD]->(b)
+RETURN 'OF_RECORD' AS type, count(r) AS scanned,
+       sum(CASE WHEN type(r) = 'OF_RECORD' AND size(labels(a)) > 0 AND size(labels(b)) > 0
+           THEN 0 ELSE 1 END) AS stray

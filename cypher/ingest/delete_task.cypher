@@ -40,6 +40,8 @@ OPTIONAL MATCH (sync26:Preserved) WITH sync26 LIMIT 1
 OPTIONAL MATCH (sync27:Suspicious) WITH sync27 LIMIT 1
 OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
 OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
+OPTIONAL MATCH (sync30:AgentRecord) WITH sync30 LIMIT 1
+OPTIONAL MATCH (sync31:NamespaceRun) WITH sync31 LIMIT 1
 WITH count(*) AS synced
 OPTIONAL MATCH (t:Task {task_key: $task_key})
 DETACH DELETE t

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from provrepair.provenance.agent_records import backfill_agent_records
 from provrepair.provenance.errors import ConfigError, ProvrepairError, StoreUnavailable
 from provrepair.provenance.registry import Registry
 from provrepair.provenance.state.runs import run_params
@@ -169,13 +170,16 @@ ENGINES: Registry[GraphStore] = Registry("engine", {
 def migrate_store(store: GraphStore) -> None:
     """The schema and data migrations, idempotent: the indexes and constraints of
     cypher/schema/<engine>/ and the back-fill of runs recorded before they carried
-    `finished`. Run by `provrepair db start` / `db migrate` (and when a command starts the
+    `finished` (and the links of a shared memory's records, provenance/agent_records.py).
+    Run by `provrepair db start` / `db migrate` (and when a command starts the
     embedded store), never on an ordinary connection: a read-only user (Neo4j Enterprise,
     Aura) can then run every read command. Without the schema every statement still works,
     only without indexes (slower), so a read on a store nobody migrated answers anyway."""
     store.ensure_schema()
     # runs recorded before they carried `finished` (provenance/state/runs.py)
     store.run("backfill_run_finished", run_params("finished_statuses"))
+    # tasks of a memory namespace stored before their records were linked (issue 37)
+    backfill_agent_records(store)
 
 
 def _migrated(store: GraphStore) -> GraphStore:

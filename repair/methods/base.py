@@ -17,13 +17,14 @@ the repair report carries that cost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from provrepair.provenance.errors import UserError
 from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.plan.model import Inherited, RepairPlan
 from provrepair.repair.reasoners.base import Reasoner
 
 
@@ -34,6 +35,9 @@ class MethodContext:
     case: Case                      # the stored case WITHOUT its evaluation block
     faults: list[str] | None        # override of the diagnosed faults
     reasoner: Reasoner              # for methods that ask an LLM to plan (LLM-judge)
+    # records an earlier conversation's plan reached (a namespace repair, issue 37): seeds
+    # beside the faults; only `dependency_guided` plans with them (repair/plan/namespace.py)
+    inherited: Sequence[Inherited] = ()
 
     @property
     def fault_ids(self) -> list[str]:

@@ -26,7 +26,9 @@ class DependencyGuided(MethodBase):
         return compute_plan(store, task_id, faults, rewrite_quarantined=self.rewrite_quarantined)
 
     def make_plan(self, ctx: MethodContext) -> RepairPlan:
-        return self.compute(ctx.store, ctx.task_id, ctx.faults)[0]
+        return compute_plan(ctx.store, ctx.task_id, ctx.faults,
+                            rewrite_quarantined=self.rewrite_quarantined,
+                            inherited=ctx.inherited)[0]
 
 
 class Paper(DependencyGuided):

@@ -45,6 +45,11 @@ def _affected_reason(trace: PlanTrace, node: Node) -> str:
             return f"diagnosed faulty memory (seed {seed.id})"
         if node.uid == seed.uid:
             return f"seed r({fault_id}) = {seed.id} (t_r = {seed.ts})"
+    if node.uid in trace.inherited:
+        came = trace.inherited[node.uid]
+        return (f"record {came.record_id!r} of the shared memory, read from the store after task "
+                f"{came.from_task!r}'s plan {'removed' if came.removed else 'reached'} it "
+                f"({came.from_memory})")
     if node.uid not in trace.region.nodes:
         return ("not affected: no propagation path (CHAIN never propagates) from any seed "
                 "through nodes no earlier than that seed")
@@ -58,7 +63,10 @@ def _path_from_seed(trace: PlanTrace, node: Node) -> list[str]:
         steps.append(f"-[{label}]-> {trace.view.nodes[uid].id}")
         uid = parent
     fault = trace.region.origin.get(node.uid, "?")
-    return [f"{trace.view.nodes[uid].id} (fault {fault})", *reversed(steps)]
+    start = trace.view.nodes[uid]
+    origin = ("a record an earlier conversation's plan reached" if start.uid in trace.inherited
+              else f"fault {fault}")
+    return [f"{start.id} ({origin})", *reversed(steps)]
 
 
 def _support_reason(trace: PlanTrace, node: Node) -> str:

@@ -11,21 +11,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+import provrepair.repair.plan.rules as rules
+from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.gc_pause import gc_paused
 from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore, ReadAhead
 from provrepair.provenance.validate import require_faults
 from provrepair.provenance.vocab import EdgeLabel, StepType
-from provrepair.repair.plan import rules
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
 from provrepair.repair.plan.echo import suspected_copies, with_copies
 from provrepair.repair.plan.graph import GraphView, Node
 from provrepair.repair.plan.invariants import check_plan
-from provrepair.repair.plan.model import RepairPlan
+from provrepair.repair.plan.model import Inherited, RepairPlan
 from provrepair.repair.plan.relevance import Relevance, answer_relevant
 from provrepair.repair.plan.seeds import resolve_seeds
 from provrepair.repair.plan.support import (
@@ -50,15 +52,23 @@ class PlanTrace:
     final: Node | None
     removed: set[str]
     rewrites: dict[str, str]    # producer uid → the quarantined record it rewrites (rule 8)
+    # uid → a record an earlier conversation's plan reached (repair/plan/namespace.py)
+    inherited: dict[str, Inherited] = field(default_factory=dict)
 
 
 def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
                  support_check: bool = True, rewrite_quarantined: bool = True,
-                 quarantine_copies: bool = False) -> tuple[RepairPlan, PlanTrace]:
+                 quarantine_copies: bool = False, inherited: Sequence[Inherited] = (),
+                 echo: bool = True) -> tuple[RepairPlan, PlanTrace]:
     """The rollback plan of a stored task; `faults` overrides its diagnosed faults.
     `support_check=False` is the paper's ablation "without support check" (P_sup = ∅).
     `rewrite_quarantined=False` leaves out rule 8 (beyond the paper): the paper's own plan,
     the method `paper` (docs/method.md §4).
+    `inherited`: records of a shared memory an earlier conversation's plan reached (beyond
+    the paper, repair/plan/namespace.py): seeds of A0 beside the faults, tainted like them
+    (never independent evidence), neither deleted nor replayed as faults are; quarantined
+    when the earlier plan removed them (and still active here), else kept. `echo=False`:
+    without the echo sweep (no `suspected_copies`).
     After planning, the echo sweep (echo.py) reports the records that carry a fault's value
     with no recorded edge (`suspected_copies`); `quarantine_copies` quarantines them.
     The cyclic GC is paused meanwhile (provenance/gc_pause.py): a plan allocates in bursts
@@ -67,34 +77,40 @@ def compute_plan(store: GraphStore, task_id: str, faults: list[str] | None = Non
     reach hop, and the task-wide lists, run on the server while the planner works."""
     with gc_paused(), store.read_ahead() as reads:
         plan, trace = _compute_plan(store, task_id, faults, support_check, rewrite_quarantined,
-                                    reads)
+                                    reads, inherited)
     trace.view.reads = None  # --explain reads on after the plan's connection went back
-    plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
+    if echo:  # the namespace plan leaves it out: one statement less per conversation
+        plan = with_copies(plan, suspected_copies(store, plan), quarantine=quarantine_copies)
     return plan, trace
 
 
 def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
-                  support_check: bool, rewrite_quarantined: bool,
-                  reads: ReadAhead) -> tuple[RepairPlan, PlanTrace]:
+                  support_check: bool, rewrite_quarantined: bool, reads: ReadAhead,
+                  inherited: Sequence[Inherited]) -> tuple[RepairPlan, PlanTrace]:
     task = get_task_props(store, task_id)
     fault_ids = list(dict.fromkeys(faults if faults is not None else task.get("diagnosed_faults", [])))
-    require_faults(task_id, fault_ids)
+    if not inherited:
+        require_faults(task_id, fault_ids)
     view = GraphView(store, task_id, reads)
     seeds = resolve_seeds(view, fault_ids)
-    fault_uids = {m.uid for m, _ in seeds.values()}
+    carried = _inherited_nodes(view, inherited)
+    tainted = {m.uid for m, _ in seeds.values()} | set(carried)
 
     def send_support(nodes: list[Node]) -> None:
-        send_support_inputs(view, nodes, fault_uids)
+        send_support_inputs(view, nodes, tainted)
 
-    region = reach_affected(view, seeds, send_support if support_check else None)
+    starts = {**seeds, **{i.memory_id: (n, n) for n, i in carried.values()}}
+    region = reach_affected(view, starts, send_support if support_check else None)
     view.send_task_lists()
-    candidates = [v for v in region.nodes.values() if v.uid not in fault_uids]
-    support = (check_support(view, candidates, fault_uids, set(region.nodes)) if support_check
+    candidates = [v for v in region.nodes.values() if v.uid not in tainted]
+    support = (check_support(view, candidates, tainted, set(region.nodes)) if support_check
                else Support())
     unsupported = rules.preserve_independently_supported_candidate(region.nodes.values(),
                                                                    support.supported)
     deleted = rules.delete_diagnosed_faulty_memory(m for m, _ in seeds.values())
-    quarantined = rules.quarantine_unsupported_affected_memory(unsupported, deleted)
+    quarantined = rules.quarantine_unsupported_affected_memory(
+        (v for v in unsupported if v.uid not in carried), deleted)
+    quarantined |= {n.uid for n, i in carried.values() if i.removed and n.status == "active"}
     invalidated = close_invalidation(view, [v for v in unsupported if v.is_step])
     final = _final_answer(view)
     removed = deleted | quarantined
@@ -106,11 +122,27 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
              | rules.rewrite_quarantined_memory(view.nodes[u] for u in rewrites))
     closure = exec_closure(view, [view.nodes[u] for u in start], invalidated, removed)
     trace = PlanTrace(view, seeds, region, support, invalidated, relevance, closure, final, removed,
-                      rewrites)
+                      rewrites, {uid: i for uid, (_, i) in carried.items()})
     plan, positions = _assemble(view, trace, deleted, quarantined)
+    plan.inherited = list(inherited)
     check_plan(plan, steps=positions, faults=fault_ids, final_id=final.id if final else None,
                memories={n.id for n in view.nodes.values() if n.is_memory})
     return plan, trace
+
+
+def _inherited_nodes(view: GraphView, inherited: Sequence[Inherited]
+                     ) -> dict[str, tuple[Node, Inherited]]:
+    """uid → (node, why) of the inherited records; each must be a memory of the task."""
+    nodes = view.get(i.memory_id for i in inherited)
+    carried: dict[str, tuple[Node, Inherited]] = {}
+    for record in inherited:
+        node = nodes.get(record.memory_id)
+        if node is None or not node.is_memory:
+            raise TaskConflict(f"task {view.task_id!r} holds no memory {record.memory_id!r} "
+                               f"(record {record.record_id!r} of the shared memory): it was "
+                               "replaced since the namespace was planned; plan it again")
+        carried[node.uid] = (node, record)
+    return carried
 
 
 def _producers(view: GraphView, quarantined: set[str],

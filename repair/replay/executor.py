@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from provrepair.provenance.models import Case, ExecutionStep, Fact
+from provrepair.provenance.models import Case, ExecutionStep, Fact, MemoryRecord
 from provrepair.provenance.order import final_answer_step
 from provrepair.provenance.vocab import MUTATION_STEP_TYPES, StepStatus, StepType
 from provrepair.repair.derive import DomainFunction
@@ -52,9 +52,14 @@ class Executor:
                  tag: str, *, early_cutoff: bool = True,
                  functions: dict[str, DomainFunction] | None = None,
                  stored_ids: Iterable[tuple[str, str]] = (),
-                 skipped: frozenset[str] = frozenset(), prior: PriorOutcome | None = None):
+                 skipped: frozenset[str] = frozenset(), prior: PriorOutcome | None = None,
+                 carried: Iterable[tuple[MemoryRecord, str]] = (),
+                 reserved: Iterable[str] = ()):
         """`prior`: what earlier runs of this task version replayed (a continuation reuses
-        what they resolved and regenerates the rest, repair/replay/prior.py)."""
+        what they resolved and regenerates the rest, repair/replay/prior.py). `carried`:
+        (record, the record it replaces) that earlier conversations' repairs rewrote in the
+        shared memory, read by this one (RepairState.carry); `reserved`: ids the records it
+        writes may not take (the shared memory's other conversations use them)."""
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
         self.state = RepairState(case, plan, tag, stored_ids)
         self.prior = prior
@@ -63,6 +68,9 @@ class Executor:
             if replaces is not None:
                 self.state.memory_remap[replaces] = record.memory_id
         self.skipped = skipped  # actions a person chose not to re-issue (--resume --skip)
+        self.state.taken.update(reserved)
+        for record, replaces in carried:
+            self.state.carry(record, replaces)
         self.early_cutoff, self.functions = early_cutoff, functions or {}
         self.result = ReplayResult()
         final = final_answer_step(case)

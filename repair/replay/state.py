@@ -79,6 +79,24 @@ class RepairState:
         if status is not MemoryStatus.ACTIVE and memory_id in self.restored:
             self.restored.remove(memory_id)
 
+    def carry(self, record: MemoryRecord, replaces: str) -> MemoryRecord:
+        """A record an earlier conversation's repair rewrote, as this conversation reads it
+        from the shared store (a namespace repair, repair/namespace_repair.py): visible in
+        place of `replaces` from the start, and written with this run as a new version of the
+        same agent id."""
+        agent = record.record_id or record.memory_id
+        memory_id = agent if agent not in self.taken else self.new_memory_id(agent)
+        self.taken.add(memory_id)
+        carried = record.model_copy(update={
+            "memory_id": memory_id, "task_id": self.case.task_id,
+            "record_id": None if memory_id == agent else agent, "derived_from": [],
+            "sufficient_from": [], "supersedes": None, "last_modified_by": None,
+            "status": MemoryStatus.ACTIVE})
+        self.memories[memory_id] = carried
+        self.memory_remap[replaces] = memory_id
+        self.new_memories.append(NewMemory(carried, "", replaces))
+        return carried
+
     # -- ids ----------------------------------------------------------------------------------
 
     def new_step_id(self, old_id: str) -> str:

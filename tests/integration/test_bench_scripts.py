@@ -40,6 +40,8 @@ TINY: dict[str, tuple[list[str], str]] = {
                rf"### Batched ingest[\s\S]*\n\| {NUMBER} \| {NUMBER} \| {NUMBER} \|"),
     "live_conversation": (["--requests", "3"],
                           r'"mode": "extend",[^}]*"rebuilds": 1,\s*"extensions": 2'),
+    "namespace": (["scale", "--conversations", "12", "--readers", "3", "--steps", "10",
+                   "--reps", "1"], rf"one task, same region: median {NUMBER} s .*ratio {NUMBER}x"),
     "plan": (["--sizes", "1000", "--regions", "10", "--reps", "1", "--explosion-width", "2",
               "--explosion-depth", "3"],
              rf"### compute_plan vs plan_in_memory[\s\S]*\n\| {NUMBER} \| 10 \|"),

@@ -8,7 +8,7 @@ import pytest
 
 from provrepair.provenance.errors import QueryFileError
 from provrepair.provenance.store.queries import load_registry, parse_query
-from provrepair.provenance.vocab import EdgeLabel, NodeLabel, RepairEdge, RunMark
+from provrepair.provenance.vocab import EdgeLabel, NodeLabel, RecordEdge, RepairEdge, RunMark
 
 PATH = "cypher/area/find_thing.cypher"
 
@@ -71,7 +71,7 @@ def test_queries_use_only_the_vocabulary() -> None:
     this too with the vocabulary; this catches it without Node)."""
     labels = {label.value for label in NodeLabel}
     types = ({label.value for label in EdgeLabel} | {mark.value for mark in RunMark}
-             | {edge.value for edge in RepairEdge})
+             | {edge.value for edge in RepairEdge} | {edge.value for edge in RecordEdge})
     registry = load_registry()
     for query in [*registry.queries.values(), *registry.schema["falkordb"], *registry.schema["neo4j"]]:
         code = re.sub(r"//[^\n]*|'[^']*'", "", query.text)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 from provrepair.provenance.store.queries import load_registry
-from provrepair.provenance.vocab import EdgeLabel, NodeLabel, RepairEdge, RunMark
+from provrepair.provenance.vocab import EdgeLabel, NodeLabel, RecordEdge, RepairEdge, RunMark
 
 REGISTRY = load_registry()
 GRAPH_LABELS = {label.value for label in NodeLabel} - {NodeLabel.EVAL_RECORD.value}
-TYPES = {t.value for t in [*EdgeLabel, *RunMark, *RepairEdge]}
+TYPES = {t.value for t in [*EdgeLabel, *RunMark, *RepairEdge, *RecordEdge]}
 
 
 SCAN = re.compile(r"OPTIONAL MATCH \((sync\d+):(\w+)\) WITH \1 LIMIT 1")

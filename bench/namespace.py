@@ -1,0 +1,153 @@
+"""A fault across a shared memory (issue 37): the benchmark, the property at scale, the speed.
+
+    .venv/bin/python bench/namespace.py bench [--sizes 5,10,20,50] [--seeds 1,2,3,4,5]
+                                              [--out FILE.json]
+    .venv/bin/python bench/namespace.py property [--examples 500]
+    .venv/bin/python bench/namespace.py scale [--conversations 1000] [--readers 100]
+                                              [--steps 100] [--reps 5]
+
+`bench`: user histories of N sessions over one memory (benchmark/namespace_cases.py
+`user_history`), a record planted in one session, later sessions reading it or notes derived
+from it; ours across the namespace against per-conversation repair, the value sweep alone and
+a full store reset (benchmark/namespace_bench.py): recall and precision of the sessions
+reported affected, the latest session's answer, benign records kept, contaminated records
+fixed, replayed steps, seconds.
+
+`property`: the namespace plan against the concatenated task planned by the in-memory
+reference (tests/integration/test_namespace_property.py) on `--examples` random histories.
+
+`scale`: `--conversations` conversations of `--steps` steps (≥ 100k nodes at the defaults),
+a planted record read by `--readers` of them: `plan_namespace` wall time (median of `--reps`,
+after a warm-up), and the same region planned inside ONE task (the reached conversations
+concatenated: benchmark/namespace_cases.py `concatenate`), with the ratio.
+
+Everything runs against a throwaway PROVREPAIR_HOME with its own embedded server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from provrepair.benchmark.namespace_bench import METHODS, as_dicts, histories, score, summary, table
+from provrepair.benchmark.namespace_cases import History, concatenate, random_history, wide_history
+from provrepair.benchmark.random_cases import RandomChooser
+from provrepair.benchmark.reference import plan_in_memory
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.config import open_store
+from provrepair.repair.plan import compute_plan
+from provrepair.repair.plan.namespace import plan_namespace
+
+
+def bench(args: argparse.Namespace) -> None:
+    sizes = [int(s) for s in args.sizes.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    scores = []
+    with open_store(migrate=True) as store:
+        for sessions, seed, fault_session in histories(sizes, seeds):
+            for method in METHODS:
+                scores.append(score(store, sessions, seed, fault_session, method))
+    rows = summary(scores)
+    print(table(rows))
+    if args.out:
+        Path(args.out).write_text(json.dumps({"rows": rows, "scores": as_dicts(scores)},
+                                             indent=1))
+
+
+def property_run(args: argparse.Namespace) -> None:
+    bad = 0
+    with open_store(migrate=True) as store:
+        for seed in range(args.examples):
+            namespace = f"p{seed}-{uuid.uuid4().hex[:6]}"
+            history = random_history(RandomChooser(seed), 2 + seed % 4, namespace=namespace,
+                                     prefix=namespace)
+            for case in history.cases:
+                ingest_case(store, case)
+            bad += not _agrees(store, history, namespace)
+    print(f"namespace plan == concatenated task: {args.examples - bad} of {args.examples} "
+          "random histories")
+
+
+def _agrees(store: GraphStore, history: History, namespace: str) -> bool:
+    plan, _ = plan_namespace(store, namespace, history.faults)
+    joined = concatenate(history)
+    reference = plan_in_memory(joined.case)
+    want = {pair for i in reference["affected_ids"] for pair in joined.origin[i]}
+    got = {(c.task_id, i) for c in plan.conversations for i in c.plan.affected_ids}
+    inv = {pair for i in reference["invalidate_claim_ids"] for pair in joined.origin[i]}
+    got_inv = {(c.task_id, i) for c in plan.conversations for i in c.plan.invalidate_claim_ids}
+    return want == got and inv == got_inv
+
+
+def scale(args: argparse.Namespace) -> None:
+    history = wide_history(args.conversations, args.readers, args.steps, namespace="scale",
+                           prefix="scale")
+    nodes = sum(len(c.session) + len(c.memory_store) + len(c.trace) for c in history.cases)
+    with open_store(migrate=True) as store:
+        start = time.perf_counter()
+        for case in history.cases:
+            ingest_case(store, case)
+        ingested = time.perf_counter() - start
+        plan, _ = plan_namespace(store, "scale", history.faults)  # warm-up
+        times = []
+        for _ in range(args.reps):
+            start = time.perf_counter()
+            plan, _ = plan_namespace(store, "scale", history.faults)
+            times.append(time.perf_counter() - start)
+        reached = {c.task_id for c in plan.conversations}
+        region = History([c for c in history.cases if c.task_id in reached], history.faults)
+        one = concatenate(region, task_id="scale-one-task").case
+        ingest_case(store, one)
+        compute_plan(store, one.task_id)  # warm-up
+        single = []
+        for _ in range(args.reps):
+            start = time.perf_counter()
+            one_plan, _ = compute_plan(store, one.task_id)
+            single.append(time.perf_counter() - start)
+    affected = sum(len(c.plan.affected_ids) for c in plan.conversations)
+    ns, st = statistics.median(times), statistics.median(single)
+    print(f"namespace: {args.conversations} conversations, {nodes} nodes (ingest {ingested:.1f} s);"
+          f" a fault read by {len(plan.conversations)} conversations, |A0| = {affected}")
+    print(f"plan_namespace   median {ns:.3f} s ({len(plan.conversations)} plans, "
+          f"{ns / max(1, len(plan.conversations)) * 1000:.1f} ms per conversation)")
+    print(f"one task, same region: median {st:.3f} s (|A0| = {len(one_plan.affected_ids)}); "
+          f"ratio {ns / st:.1f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("bench")
+    b.add_argument("--sizes", default="5,10,20,50")
+    b.add_argument("--seeds", default="1,2,3,4,5")
+    b.add_argument("--out")
+    p = sub.add_parser("property")
+    p.add_argument("--examples", type=int, default=500)
+    s = sub.add_parser("scale")
+    s.add_argument("--conversations", type=int, default=1000)
+    s.add_argument("--readers", type=int, default=100)
+    s.add_argument("--steps", type=int, default=100)
+    s.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="provrepair-namespace-bench-") as home:
+        os.environ["PROVREPAIR_HOME"] = home
+        os.environ.pop("PROVREPAIR_URI", None)
+        {"bench": bench, "property": property_run, "scale": scale}[args.what](args)
+        from provrepair.provenance.store.embedded import EmbeddedServer
+
+        EmbeddedServer(Path(home)).stop()
+    print(f"machine: {platform.platform()}, {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

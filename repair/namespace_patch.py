@@ -1,0 +1,81 @@
+"""`provrepair patch --namespace NS`: one memory patch for the shared store a namespace repair
+repaired (issue 37), in the format every applier takes (`provrepair.memory-patch/1`,
+repair/patch.py).
+
+It merges the memory patch of every conversation the namespace run repaired
+(repair/patch.py `memory_patch`, each the net change of its committed runs) into ONE operation
+per agent record, whatever order the conversations were repaired in: the merge depends only
+on which conversation's patch holds which operation and on the conversations' time order.
+
+- A record some repair rewrote (`put`, `add`, `restore`) ends as the latest conversation (in
+  time order) rewrote it: later conversations read the earlier rewrites (the namespace repair
+  carries them, repair/namespace_repair.py), so theirs is the newest state; its
+  `expected_content` is what that conversation recorded the store holding.
+- Else a record one conversation deletes is deleted (the fault itself: deleted wherever a
+  conversation recorded it), else a quarantined one is quarantined.
+- `kept`: the records some patch keeps and none changes.
+
+`task_id` names the namespace (`namespace:<NS>`), `runs` every conversation's repair run, and
+`run_id` the namespace run. Apply it like a task's patch: `provrepair patch --namespace NS >
+patch.json; provrepair apply --patch patch.json --to langgraph-sqlite:agent.db`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from provrepair.provenance.errors import NotRepaired
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.namespace_repair import list_namespace_runs
+from provrepair.repair.patch import OP_ORDER, MemoryPatch, memory_patch
+from provrepair.repair.plan.model import NamespacePlan
+
+REWRITES = ("put", "add", "restore")
+REMOVALS = ("delete", "quarantine")  # the stronger first
+
+
+def namespace_patch(store: GraphStore, namespace: str, run_id: str | None = None) -> MemoryPatch:
+    """The merged patch of the namespace's latest repair run (or of `run_id`)."""
+    runs = list_namespace_runs(store, namespace)
+    if run_id is not None:
+        runs = [r for r in runs if r["run_id"] == run_id]
+    repaired = [r for r in runs if r["conversations"]]
+    if not repaired:
+        which = f"run {run_id!r}" if run_id else "namespace repair"
+        raise NotRepaired(f"memory namespace {namespace!r} has no {which} that repaired a "
+                          f"conversation: run `provrepair repair --namespace {namespace} "
+                          "--faults ...` first")
+    run = repaired[-1]
+    plan = NamespacePlan.model_validate(run["plan"])
+    patches = [memory_patch(store, c.task_id) for c in plan.conversations
+               if (run["conversations"].get(c.task_id) or {}).get("run_id")]
+    return merge_patches(f"namespace:{namespace}", run["run_id"], patches)
+
+
+def merge_patches(name: str, run_id: str, patches: list[MemoryPatch]) -> MemoryPatch:
+    """One operation per agent record from per-conversation patches given in time order."""
+    chosen: dict[str, Any] = {}
+    for patch in patches:  # time order: a later rewrite replaces an earlier one
+        for op in patch.operations:
+            old = chosen.get(op.memory_id)
+            if old is None or _wins(op, old):
+                chosen[op.memory_id] = op
+    kept = sorted({k for p in patches for k in p.kept} - set(chosen))
+    operations = sorted(chosen.values(), key=lambda o: (OP_ORDER.index(o.op), o.memory_id))
+    runs = list(dict.fromkeys(r for p in patches for r in p.runs))
+    return MemoryPatch(task_id=name, run_id=run_id, runs=runs, kept=kept,
+                       operations=operations)
+
+
+def _wins(new: Any, old: Any) -> bool:
+    """Whether a later conversation's op replaces the one chosen so far for a record."""
+    if new.op in REWRITES:  # the latest rewrite is the record's state; one with the content
+        # chosen already is the record a later conversation carried: the writer's op names it
+        return old.op not in REWRITES or _content(new) != _content(old)
+    if old.op in REWRITES:
+        return False
+    return REMOVALS.index(new.op) < REMOVALS.index(old.op)
+
+
+def _content(op: Any) -> str | None:
+    return getattr(op, "content", None) or getattr(op, "expected_content", None)

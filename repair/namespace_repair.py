@@ -1,0 +1,261 @@
+"""`provrepair repair --namespace NS`: repair every conversation a fault reached across a shared
+agent memory, in time order, as one namespace run (beyond the paper; issue 37).
+
+    namespace lock → the run (the one left unfinished with these faults, else a new one with
+    the namespace plan, repair/plan/namespace.py, stored once) → for each reached
+    conversation in time order: its own `repair` (repair/service.py: its lock, its run in its
+    history, once per task version) with what reached it and the records the earlier
+    conversations' repairs rewrote → record its outcome on the run → unlock
+
+A conversation's replay reads the shared memory as the earlier repairs left it: each record it
+read that an earlier plan removed is replaced, in its repair, by that conversation's rewritten
+version (`Shared.carried`, RepairState.carry), written with its run as a new version of the
+same agent id; so the memory patch of every conversation, and the namespace patch
+(repair/namespace_patch.py), agree on the record.
+
+Resumable and kill -9 safe: the run's plan is stored before the first conversation is
+repaired (planning again after a repair would read the repaired graph); each conversation's
+repair commits in one statement (repair/replay/writeback.py), and running the same command
+again takes up the unfinished run: a conversation repaired before answers with its committed
+repair, whose outcome is then recorded. A conversation that stops for a person (an
+irreversible or undeclared tool) stops the run there (later conversations may read what its
+replay rewrites): `repair --namespace NS --approve TASK:STEP` (or `--skip`) finishes it and
+goes on. Side effects follow the per-task rules (call log, approvals) of `repair`.
+
+The run's status uses RunStatus values (provenance/state/runs.py): `writing` while
+conversations remain, `needs_human` when one waits for a person, then `repaired`, or
+`partial` when a conversation's replay left steps unresolved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from provrepair.provenance.agent_records import agent_id
+from provrepair.provenance.errors import ProvrepairError, TaskConflict
+from provrepair.provenance.keys import agent_record_key, task_key
+from provrepair.provenance.lock import acquire, new_owner_id, release
+from provrepair.provenance.models import MemoryRecord
+from provrepair.provenance.readback import get_task_props
+from provrepair.provenance.rows import record_from_props
+from provrepair.provenance.state.runs import ReportStatus, RunStatus, visible_node
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan.model import ConversationPlan, NamespacePlan
+from provrepair.repair.plan.namespace import plan_namespace
+from provrepair.repair.reasoners.base import Reasoner
+from provrepair.repair.runs import new_run_id
+from provrepair.repair.service import RepairReport, Resume, Shared, repair_task
+from provrepair.repair.tools.declared import ToolSet
+
+METHOD = "dependency_guided"
+_REPAIR_ONLY = ("origin_run", "replaces", "status_before", "status_run", "status_recorded",
+                "committed")
+# a conversation's outcome that lets the run go on to the next one
+GOES_ON = frozenset({ReportStatus.REPAIRED, ReportStatus.PARTIAL, ReportStatus.ALREADY_REPAIRED})
+
+
+@dataclass
+class ConversationOutcome:
+    task_id: str
+    status: str                    # the conversation's repair report status
+    run_id: str | None             # its repair run (in its `history`)
+    answer_given: str | None
+    corrected_answer: str | None
+    answer_affected: bool
+    needs_human: dict[str, str] | None = None
+    unresolved: dict[str, str] = field(default_factory=dict)
+    carried: list[str] = field(default_factory=list)  # records read as earlier repairs rewrote
+    new_memory_ids: list[str] = field(default_factory=list)  # records its repair wrote
+    replayed_steps: int = 0
+
+
+@dataclass
+class NamespaceReport:
+    namespace: str
+    run_id: str
+    status: str          # RunStatus value, or already_repaired
+    faults: list[str]
+    conversations: list[ConversationOutcome]
+    plan: dict[str, Any]
+
+    @property
+    def corrected_answers(self) -> list[dict[str, Any]]:
+        """The answers the fault reached, beside the ones the repairs give now."""
+        return [{"task_id": c.task_id, "answer_given": c.answer_given,
+                 "corrected_answer": c.corrected_answer}
+                for c in self.conversations if c.answer_affected]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "corrected_answers": self.corrected_answers}
+
+
+def namespace_lock_id(namespace: str) -> str:
+    """The lock a namespace run holds (the task lock machinery, under a key no task has)."""
+    return agent_record_key(namespace, "")
+
+
+def run_key(namespace: str, run_id: str) -> str:
+    return f"{agent_record_key(namespace, '')}{run_id}"
+
+
+def list_namespace_runs(store: GraphStore, namespace: str) -> list[dict[str, Any]]:
+    rows = store.run("list_namespace_runs", {"namespace": namespace})
+    return [_public(r["props"]) for r in rows]
+
+
+def repair_namespace(store: GraphStore, namespace: str, faults: list[str],
+                     reasoner: Reasoner, *, tools: ToolSet | None = None,
+                     decisions: Mapping[str, Resume] | None = None) -> NamespaceReport:
+    """Repair the conversations the records `faults` (agent ids) reached; `decisions`: per
+    task, what a person decided about the step its repair stopped at."""
+    owner, lock = new_owner_id("namespace"), namespace_lock_id(namespace)
+    try:
+        acquire(store, lock, owner, "repair")
+    except TaskConflict as exc:
+        raise TaskConflict(f"memory namespace {namespace!r} is being repaired by another "
+                           f"process ({exc}); wait for it to finish") from exc
+    try:
+        return _run(store, namespace, sorted(set(faults)), reasoner, tools, decisions or {})
+    finally:
+        with contextlib.suppress(ProvrepairError):  # the run's own error is the one to report
+            release(store, lock, owner)
+
+
+def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasoner,
+         tools: ToolSet | None, decisions: Mapping[str, Resume]) -> NamespaceReport:
+    run = _current_run(store, namespace, faults)
+    plan = NamespacePlan.model_validate(run["plan"])
+    outcomes: dict[str, dict[str, Any]] = run["conversations"]
+    if run["status"] in (RunStatus.REPAIRED, RunStatus.PARTIAL) and not decisions:
+        return _report(run, plan, outcomes, ReportStatus.ALREADY_REPAIRED.value)
+    status = RunStatus.REPAIRED
+    # ids of the shared memory: the records a repair writes get ids no conversation uses
+    taken = {str(r["record_id"]) for r in store.run("list_namespace_records",
+                                                      {"namespace": namespace})}
+    for conversation in plan.conversations:
+        task = conversation.task_id
+        done = outcomes.get(task)
+        if done is not None and done["status"] in GOES_ON and task not in decisions:
+            status = RunStatus.PARTIAL if done["status"] == ReportStatus.PARTIAL else status
+            continue
+        _require_unchanged(store, task, run["hashes"].get(task))
+        carried = _carried(store, conversation, plan)
+        report = repair_task(
+            store, task, reasoner, faults=list(conversation.plan.delete_memory_ids),
+            method=METHOD, tools=tools, resume=decisions.get(task),
+            shared=Shared(tuple(conversation.plan.inherited), tuple(carried),
+                          frozenset(taken | _written_ids(outcomes))))
+        outcomes[task] = asdict(_outcome(conversation, report, carried))
+        stopped = report.status == ReportStatus.NEEDS_HUMAN
+        _save(store, run, RunStatus.NEEDS_HUMAN if stopped else RunStatus.WRITING, outcomes)
+        if stopped:
+            return _report(run, plan, outcomes, RunStatus.NEEDS_HUMAN.value)
+        if report.status == ReportStatus.PARTIAL:
+            status = RunStatus.PARTIAL
+    _save(store, run, status, outcomes)
+    return _report(run, plan, outcomes, status.value)
+
+
+def _current_run(store: GraphStore, namespace: str, faults: list[str]) -> dict[str, Any]:
+    """The latest run of these faults (to go on with, or to report), else a new one: the
+    namespace plan computed now and stored before anything is repaired."""
+    runs = [r for r in list_namespace_runs(store, namespace) if r["faults"] == faults]
+    if runs:
+        return runs[-1]
+    plan, _ = plan_namespace(store, namespace, faults)
+    run_id = new_run_id()
+    hashes = {c.task_id: get_task_props(store, c.task_id).get("content_hash")
+              for c in plan.conversations}
+    run = {"run_key": run_key(namespace, run_id), "namespace": namespace, "run_id": run_id,
+           "created": int(time.time() * 1000), "status": RunStatus.WRITING.value,
+           "faults": faults, "plan": plan.model_dump(mode="json"), "conversations": {},
+           "hashes": hashes}
+    _save(store, run, RunStatus.WRITING, {})
+    return run
+
+
+def _save(store: GraphStore, run: dict[str, Any], status: RunStatus,
+          outcomes: dict[str, dict[str, Any]]) -> None:
+    run["status"], run["conversations"] = status.value, outcomes
+    store.run("merge_namespace_run", {"run_key": run["run_key"], "props": {
+        "namespace": run["namespace"], "run_id": run["run_id"], "created": run["created"],
+        "status": status.value, "faults_json": json.dumps(run["faults"]),
+        "plan_json": json.dumps(run["plan"]),
+        "conversations_json": json.dumps({"outcomes": outcomes, "hashes": run["hashes"]})}})
+
+
+def _public(props: dict[str, Any]) -> dict[str, Any]:
+    state = json.loads(props.get("conversations_json") or "{}")
+    return {"run_key": props["run_key"], "namespace": props["namespace"],
+            "run_id": props["run_id"], "created": props["created"], "status": props["status"],
+            "faults": json.loads(props["faults_json"]), "plan": json.loads(props["plan_json"]),
+            "conversations": state.get("outcomes", {}), "hashes": state.get("hashes", {})}
+
+
+def _written_ids(outcomes: dict[str, dict[str, Any]]) -> set[str]:
+    return {i for o in outcomes.values() for i in o.get("new_memory_ids", [])}
+
+
+def _require_unchanged(store: GraphStore, task_id: str, planned: str | None) -> None:
+    now = get_task_props(store, task_id).get("content_hash")
+    if planned is not None and now is not None and now != planned:
+        raise TaskConflict(f"task {task_id!r} was replaced since this namespace run planned it "
+                           "(its content changed): the run's plan no longer describes it")
+
+
+def _carried(store: GraphStore, conversation: ConversationPlan,
+             plan: NamespacePlan) -> list[tuple[MemoryRecord, str]]:
+    """The records this conversation read that an earlier conversation's plan removed, as
+    that conversation's committed repair rewrote them (none if it wrote none)."""
+    carried: list[tuple[MemoryRecord, str]] = []
+    for link in conversation.reached_by:
+        if link.from_task is None or link.reach == "affected" or link.from_memory is None:
+            continue
+        record = _rewritten(store, link.from_task, link.from_memory)
+        if record is not None:
+            carried.append((record, link.memory_id))
+    return carried
+
+
+def _rewritten(store: GraphStore, task_id: str, memory_id: str) -> MemoryRecord | None:
+    """The active record a committed repair of `task_id` wrote in place of `memory_id`: the
+    one that replaces it, else the latest version of its agent id a repair wrote."""
+    props = [r["props"] for r in store.run("list_task_nodes", {"task_key": task_key(task_id)})
+             if r["props"].get("kind") == "memory"]
+    agent = next((agent_id(p) for p in props if p["id"] == memory_id), None)
+    written = [p for p in props if p.get("origin_run") and visible_node(p)
+               and p["status"] == "active"]
+    found = [p for p in written if p.get("replaces") == memory_id] or \
+        [p for p in written if agent_id(p) == agent]
+    if not found:
+        return None
+    chosen = max(found, key=lambda p: (p["ts"], p["position"]))
+    record = record_from_props({k: v for k, v in chosen.items() if k not in _REPAIR_ONLY})
+    assert isinstance(record, MemoryRecord)
+    return record
+
+
+def _outcome(conversation: ConversationPlan, report: RepairReport,
+             carried: list[tuple[MemoryRecord, str]]) -> ConversationOutcome:
+    return ConversationOutcome(
+        task_id=conversation.task_id, status=report.status, run_id=report.run_id,
+        answer_given=conversation.answer, corrected_answer=report.answer,
+        answer_affected=conversation.answer_affected, needs_human=report.needs_human,
+        unresolved=dict(report.unresolved),
+        carried=[r.record_id or r.memory_id for r, _ in carried],
+        new_memory_ids=list(report.new_memory_ids),
+        replayed_steps=int(report.counts.get("replayed_steps", 0)))
+
+
+def _report(run: dict[str, Any], plan: NamespacePlan, outcomes: dict[str, dict[str, Any]],
+            status: str) -> NamespaceReport:
+    return NamespaceReport(
+        namespace=run["namespace"], run_id=run["run_id"], status=status, faults=run["faults"],
+        conversations=[ConversationOutcome(**outcomes[c.task_id]) for c in plan.conversations
+                       if c.task_id in outcomes],
+        plan=plan.model_dump(mode="json"))

@@ -1,0 +1,92 @@
+"""Property: the namespace plan (repair/plan/namespace.py: the planner per conversation, in time
+order, to a fixpoint) equals the plan of ONE task made by concatenating the conversations in
+time order with records joined by agent id (benchmark/namespace_cases.py `concatenate`),
+planned by the independent in-memory reference (benchmark/reference.py), projected back onto
+the conversations: the affected region, the supported steps, the removed records, the
+invalidated steps, the conversations reached and those whose final answer was affected.
+
+Histories are generated (a hypothesis tape per conversation): 2-5 conversations of one memory,
+each reading records earlier ones wrote or that were planted in the store, citing them, and
+writing records derived from them; 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
+number of examples (default 25, what `make test` runs); `python bench/namespace.py property`
+runs 500.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from provrepair.benchmark.namespace_cases import History, concatenate, random_history
+from provrepair.benchmark.reference import plan_in_memory
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan.namespace import plan_namespace
+from tests.strategies import TapeChooser
+
+EXAMPLES = int(os.environ.get("PROVREPAIR_NAMESPACE_EXAMPLES", "25"))
+
+
+def projected(history: History) -> dict[str, Any]:
+    """What the reference's plan of the concatenated task says about each conversation."""
+    joined = concatenate(history)
+    plan = plan_in_memory(joined.case)
+
+    def nodes(ids: list[str]) -> set[tuple[str, str]]:
+        return {pair for i in ids for pair in joined.origin[i]}
+
+    affected = nodes(plan["affected_ids"])
+    steps = {(t, s.step_id) for case in history.cases for s in case.trace
+             for t in [case.task_id]}
+    invalidated = nodes(plan["invalidate_claim_ids"])
+    return {
+        "affected": affected,
+        "supported_steps": nodes(plan["supported_ids"]) & steps,
+        "removed_records": set(plan["delete_memory_ids"]) | set(plan["quarantine_memory_ids"]),
+        "invalidated": invalidated,
+        "conversations": sorted({task for task, _ in affected}),
+        "affected_answers": sorted(task for task, final in joined.finals.items()
+                                   if (task, final.split(".", 1)[1]) in invalidated),
+    }
+
+
+def namespace_result(store: GraphStore, history: History, namespace: str) -> dict[str, Any]:
+    plan, trace = plan_namespace(store, namespace, history.faults)
+    records = trace.records
+    pairs = [(c.task_id, c.plan) for c in plan.conversations]
+    steps = {(c.task_id, s.step_id) for c in history.cases for s in c.trace}
+    return {
+        "affected": {(t, i) for t, p in pairs for i in p.affected_ids},
+        "supported_steps": {(t, i) for t, p in pairs for i in p.supported_ids} & steps,
+        "removed_records": {records.get((t, i), i) for t, p in pairs
+                            for i in [*p.delete_memory_ids, *p.quarantine_memory_ids]},
+        "invalidated": {(t, i) for t, p in pairs for i in p.invalidate_claim_ids},
+        "conversations": sorted(t for t, _ in pairs),
+        "affected_answers": sorted(a.task_id for a in plan.affected_answers),
+    }
+
+
+def check(store: GraphStore, history: History, namespace: str) -> None:
+    for case in history.cases:
+        ingest_case(store, case)
+    assert namespace_result(store, history, namespace) == projected(history)
+
+
+@st.composite
+def histories(draw: Any) -> tuple[History, str]:
+    namespace = f"ns-{uuid.uuid4().hex[:8]}"
+    conversations = draw(st.integers(2, 5))
+    tape = TapeChooser(draw(st.binary(min_size=40 * conversations, max_size=60 * conversations)))
+    return random_history(tape, conversations, namespace=namespace, prefix=namespace), namespace
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(histories())
+def test_namespace_plan_equals_the_concatenated_task(falkordb_store: GraphStore,
+                                                     drawn: tuple[History, str]) -> None:
+    check(falkordb_store, *drawn)

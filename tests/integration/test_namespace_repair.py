@@ -1,0 +1,74 @@
+"""A user's history over one memory (benchmark/namespace_cases.py `user_history`): the planted
+record is followed into every later conversation that read it or a note derived from it; the
+namespace repair, on both engines, corrects exactly the answers a clean history gives, and
+its patch is one operation per record of the shared store."""
+
+from __future__ import annotations
+
+import pytest
+
+from provrepair.benchmark.namespace_cases import UserHistory, user_history
+from provrepair.provenance.errors import RecordNotFound
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.namespace_patch import namespace_patch
+from provrepair.repair.namespace_repair import list_namespace_runs, repair_namespace
+from provrepair.repair.plan.namespace import plan_from_task, plan_namespace
+from provrepair.repair.reasoners import make_reasoner
+from provrepair.repair.runs import list_runs
+from provrepair.view.namespace import namespace_view_data
+
+NS = "user-7"
+
+
+def stored(store: GraphStore) -> UserHistory:
+    history = user_history(6, 3, seed=3, namespace=NS, prefix="s")
+    for case in history.cases:
+        ingest_case(store, case)
+    return history
+
+
+def test_a_namespace_repair_corrects_every_answer_the_fault_reached(store: GraphStore) -> None:
+    history = stored(store)
+    assert history.affected  # the generated history does reach later conversations
+    plan, _ = plan_namespace(store, NS, [history.fault])
+    assert [a.task_id for a in plan.affected_answers] == history.affected
+    assert plan.conversations_in_namespace == 6
+    assert plan.conversations[0].task_id == history.fault_session
+    by_task, _ = plan_from_task(store, history.fault_session, ["m_planted"])
+    assert by_task == plan  # the same plan, asked from the conversation holding the fault
+
+    report = repair_namespace(store, NS, [history.fault], make_reasoner("offline", None))
+    assert report.status == "repaired"
+    assert {c.task_id: c.corrected_answer for c in report.conversations} == {
+        c.task_id: history.clean_answers[c.task_id] for c in plan.conversations}
+    for c in report.conversations:  # each conversation's repair is a run in its history
+        assert [r["run_id"] for r in list_runs(store, c.task_id)
+                if r["status"] == "repaired"] == [c.run_id]
+
+    patch = namespace_patch(store, NS)
+    ids = [op.memory_id for op in patch.operations]
+    assert len(ids) == len(set(ids)) and not set(ids) & set(patch.kept)
+    assert ("delete", history.fault) in [(op.op, op.memory_id) for op in patch.operations]
+    rewritten = {getattr(op, "content", None) for op in patch.operations} - {None}
+    assert rewritten and not any("Lyon" in c or "Globex" in c or "keto" in c
+                                 for c in rewritten)
+
+    again = repair_namespace(store, NS, [history.fault], make_reasoner("offline", None))
+    assert again.status == "already_repaired" and again.run_id == report.run_id
+    assert len(list_namespace_runs(store, NS)) == 1
+
+
+def test_the_namespace_page_groups_the_conversations(falkordb_store: GraphStore) -> None:
+    history = stored(falkordb_store)
+    plan, _ = plan_namespace(falkordb_store, NS, [history.fault])
+    data = namespace_view_data(falkordb_store, plan)
+    groups = [n["id"] for n in data["nodes"] if n["kind"] == "conversation"]
+    assert groups == [c.task_id for c in plan.conversations]
+    members = [n for n in data["nodes"] if n["kind"] != "conversation"]
+    assert {n["parent"] for n in members} == set(groups)
+    shared = [e for e in data["edges"] if e["label"] == "SHARED_RECORD"]
+    ids = {n["id"] for n in data["nodes"]}
+    assert shared and all(e["src"] in ids and e["dst"] in ids for e in shared)
+    with pytest.raises(RecordNotFound, match="'user-7' holds no record 'm_nope'"):
+        plan_namespace(falkordb_store, NS, ["m_nope"])
