@@ -28,6 +28,7 @@ from typing import Any
 from provrepair.benchmark.random_cases import Chooser
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.validate import parse_case
+from provrepair.provenance.vocab import MemoryStatus
 
 NAMESPACE = "user-ns"
 SPAN = 1000  # each conversation's time window: conversation i runs in [i*SPAN, (i+1)*SPAN)
@@ -47,7 +48,7 @@ def _record(task: str, memory_id: str, ts: int, *, source: str, by: str | None =
     return {"memory_id": memory_id, "task_id": task, "content": f"record {memory_id}",
             "source": source, "last_modified_by": by, "created_at": ts, "last_modified_at": ts,
             "derived_from": list(derived), "supersedes": None, "trust_score": None,
-            "status": "active", "fact_key": None, "fact_value": None, "entity_id": None,
+            "status": MemoryStatus.ACTIVE.value, "fact_key": None, "fact_value": None, "entity_id": None,
             "sufficient_from": list(sufficient)}
 
 

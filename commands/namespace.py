@@ -11,6 +11,7 @@ import click
 
 from provrepair.commands.output import emit_json, exit_for, store
 from provrepair.provenance.errors import InputError
+from provrepair.provenance.vocab import MemoryStatus
 
 
 def plan_namespace_command(namespace: str, faults: list[str] | None, explain_id: str | None,
@@ -77,7 +78,7 @@ def _explain(nsplan: Any, trace: Any, target: str, as_json: bool, explain: Any,
             click.echo(f"  {key.replace('_', ' ')}: {node[key]}")
 
 
-_REACH = {"fault": "deleted", "removed": "quarantined",
+_REACH = {"fault": MemoryStatus.DELETED.value, "removed": MemoryStatus.QUARANTINED.value,
           "affected": "found affected (kept with support)"}
 
 

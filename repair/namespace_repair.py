@@ -43,7 +43,8 @@ from provrepair.provenance.lock import acquire, new_owner_id, release
 from provrepair.provenance.models import MemoryRecord
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import record_from_props
-from provrepair.provenance.state.runs import ReportStatus, RunStatus, visible_node
+from provrepair.provenance.state.memory import visible_now
+from provrepair.provenance.state.runs import ReportStatus, RunStatus
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.model import ConversationPlan, NamespacePlan
 from provrepair.repair.plan.namespace import plan_namespace
@@ -228,8 +229,7 @@ def _rewritten(store: GraphStore, task_id: str, memory_id: str) -> MemoryRecord 
     props = [r["props"] for r in store.run("list_task_nodes", {"task_key": task_key(task_id)})
              if r["props"].get("kind") == "memory"]
     agent = next((agent_id(p) for p in props if p["id"] == memory_id), None)
-    written = [p for p in props if p.get("origin_run") and visible_node(p)
-               and p["status"] == "active"]
+    written = [p for p in props if p.get("origin_run") and visible_now(p)]
     found = [p for p in written if p.get("replaces") == memory_id] or \
         [p for p in written if agent_id(p) == agent]
     if not found:

@@ -21,7 +21,7 @@ from provrepair.provenance.order import last_final_answer
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore, ReadAhead
 from provrepair.provenance.validate import require_faults
-from provrepair.provenance.vocab import EdgeLabel, StepType
+from provrepair.provenance.vocab import EdgeLabel, MemoryStatus, StepType
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
 from provrepair.repair.plan.echo import suspected_copies, with_copies
@@ -110,7 +110,8 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
     deleted = rules.delete_diagnosed_faulty_memory(m for m, _ in seeds.values())
     quarantined = rules.quarantine_unsupported_affected_memory(
         (v for v in unsupported if v.uid not in carried), deleted)
-    quarantined |= {n.uid for n, i in carried.values() if i.removed and n.status == "active"}
+    quarantined |= {n.uid for n, i in carried.values()
+                    if i.removed and n.status == MemoryStatus.ACTIVE}
     invalidated = close_invalidation(view, [v for v in unsupported if v.is_step])
     final = _final_answer(view)
     removed = deleted | quarantined
