@@ -27,7 +27,8 @@ NS = ("agent", "memories")
 RECORDED = {"m_bad": "ship to 9 Wrong Rd", "m_derived": "label for 9 Wrong Rd",
             "m_upd": "home airport: LAX", "m_keep": "prefers aisle seats"}
 PATCH = MemoryPatch.model_validate({
-    "task_id": "t", "run_id": "r", "kept": ["m_keep"], "operations": [
+    "task_id": "t", "run_id": "r",
+    "kept": [{"memory_id": "m_keep", "content": "prefers aisle seats"}], "operations": [
         {"op": "delete", "memory_id": "m_bad", "expected_content": "ship to 9 Wrong Rd"},
         {"op": "quarantine", "memory_id": "m_derived", "expected_content": "label for 9 Wrong Rd"},
         {"op": "restore", "memory_id": "m_old", "expected_content": "ship to 1 Elm St"},
@@ -82,11 +83,14 @@ async def body(agent: Agent) -> None:
     assert (again.applied, again.already) == ([], LABELS)
     assert await agent.items() == after
 
-    # a stale expectation anywhere: nothing applied, the pending add included
-    stale = MemoryPatch.model_validate({"task_id": "t", "run_id": "r2", "operations": [
-        {"op": "put", "memory_id": "m_upd", "expected_content": "home airport: LAX",
-         "content": "home airport: SFO"},
-        {"op": "add", "memory_id": "m_other", "content": "x"}]})
+    # a stale expectation anywhere: nothing applied, the pending add included (the kept
+    # record tells the agent's memory: it holds what the task recorded)
+    stale = MemoryPatch.model_validate({
+        "task_id": "t", "run_id": "r2",
+        "kept": [{"memory_id": "m_keep", "content": "prefers aisle seats"}], "operations": [
+            {"op": "put", "memory_id": "m_upd", "expected_content": "home airport: LAX",
+             "content": "home airport: SFO"},
+            {"op": "add", "memory_id": "m_other", "content": "x"}]})
     with pytest.raises(PatchConflict, match="put m_upd"):
         await agent.apply(stale)
     assert await agent.items() == after

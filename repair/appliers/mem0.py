@@ -1,0 +1,197 @@
+"""mem0's memory (`mem0.Memory`, the open-source library; needs the `[mem0]` extra).
+
+**The agent's memory is a mem0 scope**: `user_id=alice`, or several of mem0's entity ids,
+`user_id=alice/agent_id=shop/run_id=r1` (`--namespace`; `scope_name` / `parse_scope`). A
+record belongs to it when its ids match every one the scope names, as mem0's own
+`search(filters=...)` and `get_all(filters=...)` select them; a record of another scope is not
+the agent's (absent here).
+
+**Ids.** mem0 gives every record its own id (a UUID) when it is added: the ids the agent
+recorded (provrepair.integrations.RecordingMemory records mem0's ids) are those. A record the
+patch adds (a regenerated `m_n007`) or restores gets a new mem0 id; the patch's id is kept in
+its metadata (`provrepair_id`): the id map. `get` finds a record by its mem0 id or by that
+metadata, so a re-run finds what an earlier run wrote instead of writing it again.
+
+**Quarantine is a move.** mem0 cannot change a record's scope, so a quarantined record is
+copied into the quarantine scope (each of the scope's ids prefixed `provrepair-quarantine:`,
+outside every search the agent makes with its own ids), its metadata naming the record, and
+then deleted from the agent's scope. Restore is the move back (a new mem0 id, mapped).
+
+**Writes**: `add(text, infer=False)` (stored as given: no LLM call, nothing merged),
+`update(id, text=...)` (keeps the id; mem0 embeds the new text, so its search finds it),
+`delete(id)`.
+
+**mem0 has no transactions.** What stands in for one: the check and every write of an apply
+run under an exclusive lock file (one per vector store and scope, in the temporary directory:
+appliers on this machine queue), and every write is idempotent as the patch's states define
+it (repair/appliers/__init__.py `_state`): an apply killed between two writes (kill -9, a
+crash of the vector store) leaves some operations done, and the next apply finds those in
+effect and carries out the rest (tests/integration/test_mem0.py kills one and re-runs). The
+check cannot exclude a write by the agent itself between the check and the writes (mem0 has
+no lock the agent takes): apply while the agent is not writing to that scope.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from provrepair.provenance.errors import ConfigError, TargetMismatch
+
+ENTITY_IDS = ("user_id", "agent_id", "run_id")  # mem0's scope keys, in the order named
+QUARANTINE_PREFIX = "provrepair-quarantine:"
+MAP_KEY = "provrepair_id"  # the patch's id of a record mem0 numbered itself
+
+
+def require_mem0() -> None:
+    try:
+        import mem0  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError("applying to mem0 needs the mem0 extra: "
+                          "pip install 'provrepair[mem0]'") from exc
+
+
+def scope_name(scope: Mapping[str, Any]) -> str:
+    """The scope as a task's `memory_namespace` names it: `user_id=alice/agent_id=shop`."""
+    return "/".join(f"{key}={scope[key]}" for key in ENTITY_IDS if scope.get(key) is not None)
+
+
+def parse_scope(text: str) -> dict[str, str]:
+    """`user_id=alice/agent_id=shop` → {"user_id": "alice", "agent_id": "shop"}; one
+    ConfigError line for anything else."""
+    scope: dict[str, str] = {}
+    for part in text.split("/"):
+        key, eq, value = part.partition("=")
+        if not eq or key not in ENTITY_IDS or key in scope or not value.strip() \
+                or any(c.isspace() for c in value):
+            raise ConfigError(f"--namespace {text!r}: a mem0 scope is user_id=ID, agent_id=ID "
+                              "and/or run_id=ID joined by '/' (each once, ids without spaces)")
+        scope[key] = value
+    return scope
+
+
+class Mem0Memory:
+    """The agent's mem0 `Memory` as a MemoryStore (see the module docstring)."""
+
+    def __init__(self, memory: Any, scope: str | Mapping[str, str], *, owned: bool = False):
+        """`scope`: `user_id=alice` or {"user_id": "alice"}; `owned`: close `memory` on
+        `close()` (the CLI opened it)."""
+        self.memory, self._owned = memory, owned
+        self.scope = parse_scope(scope if isinstance(scope, str) else scope_name(scope))
+        self.hidden = {k: QUARANTINE_PREFIX + v for k, v in self.scope.items()}
+
+    @property
+    def memory_namespace(self) -> str:
+        return scope_name(self.scope)
+
+    def get(self, memory_id: str) -> str | None:
+        found = self._find(memory_id, self.scope)
+        return found[0]["memory"] if found else None
+
+    def quarantined(self, memory_id: str) -> str | None:
+        found = self._find(memory_id, self.hidden)
+        return found[0]["memory"] if found else None
+
+    def put(self, memory_id: str, content: str) -> None:
+        active = self._find(memory_id, self.scope)
+        if active:
+            self.memory.update(active[0]["id"], text=content)
+        else:
+            self._add(content, self.scope, memory_id, {})
+        for record in [*active[1:], *self._find(memory_id, self.hidden)]:
+            self.memory.delete(record["id"])
+
+    def remove(self, memory_id: str) -> None:
+        for record in [*self._find(memory_id, self.scope), *self._find(memory_id, self.hidden)]:
+            self.memory.delete(record["id"])
+
+    def quarantine(self, memory_id: str) -> None:
+        active = self._find(memory_id, self.scope)
+        if not active:
+            return
+        if not self._find(memory_id, self.hidden):  # a run killed after the copy made it
+            self._add(active[0]["memory"], self.hidden, memory_id,
+                      active[0].get("metadata") or {})
+        for record in active:
+            self.memory.delete(record["id"])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Not a transaction (mem0 has none): the lock that makes appliers queue; each write is
+        idempotent, so a re-run after a crash converges (module docstring)."""
+        with open(self._lock_path(), "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield  # closing the file releases the lock
+
+    def close(self) -> None:
+        if self._owned and hasattr(self.memory, "close"):
+            self.memory.close()
+
+    def _add(self, content: str, scope: Mapping[str, str], memory_id: str,
+             metadata: Mapping[str, Any]) -> None:
+        self.memory.add(content, **scope, metadata={**metadata, MAP_KEY: memory_id},
+                        infer=False)
+
+    def _find(self, memory_id: str, scope: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The records of `scope` that are `memory_id`: by mem0's id, or by the id map."""
+        found: dict[str, dict[str, Any]] = {}
+        if _is_uuid(memory_id):
+            record = self.memory.get(memory_id)
+            if record is not None and all(record.get(k) == v for k, v in scope.items()):
+                found[record["id"]] = record
+        mapped = self.memory.get_all(filters={**scope, MAP_KEY: memory_id})
+        for record in mapped.get("results", []):
+            found.setdefault(record["id"], record)
+        return sorted(found.values(), key=lambda r: (r["id"] != memory_id, r["id"]))
+
+    def _lock_path(self) -> Path:
+        config = getattr(getattr(self.memory, "config", None), "vector_store", None)
+        where = config.model_dump(mode="json") if hasattr(config, "model_dump") else repr(config)
+        key = json.dumps([where, self.scope], sort_keys=True, default=str)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        return Path(tempfile.gettempdir()) / f"provrepair-mem0-{digest}.lock"
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def mem0_store(config_path: str, namespace: str) -> Mem0Memory:
+    """The agent's mem0 `Memory` from its config (`Memory.from_config`'s dict, as a JSON
+    file). A vector store on a local `path` must exist there: nothing is created."""
+    require_mem0()
+    scope = parse_scope(namespace)
+    try:
+        config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"mem0:{config_path}: cannot read mem0's config as JSON "
+                          f"({exc})") from exc
+    if not isinstance(config, dict):
+        raise ConfigError(f"mem0:{config_path}: expected mem0's config (a JSON object)")
+    local = ((config.get("vector_store") or {}).get("config") or {}).get("path")
+    if local is not None and not Path(local).exists():
+        raise TargetMismatch(f"mem0:{config_path}: its vector store path {local} does not "
+                             "exist: give the agent's mem0 config (nothing is created); "
+                             "nothing written")
+    from mem0 import Memory
+
+    logging.getLogger("mem0").setLevel(logging.ERROR)  # its notices are not ours to print
+    try:
+        memory = Memory.from_config(config)
+    except (ValueError, RuntimeError, ImportError) as exc:  # pydantic's, a locked local store
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TargetMismatch(f"mem0:{config_path}: cannot open the agent's memory ({reason}); "
+                             "nothing written") from exc
+    return Mem0Memory(memory, scope, owned=True)
