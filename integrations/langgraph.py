@@ -28,7 +28,7 @@ that still returns it says what the store holds) and no reads.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from provrepair.integrations.spans import MemorySpans
@@ -128,8 +128,8 @@ class RecordingStore(BaseStore):
         return key if tuple(namespace) == self.namespace else "/".join((*namespace, key))
 
     def _record_of(self, namespace: tuple[str, ...], key: str,
-                   value: dict[str, Any]) -> dict[str, str]:
-        text = value_text(value, self.value_key)
+                   value: Mapping[str, Any]) -> dict[str, str]:
+        text = value_text(dict(value), self.value_key)
         if text is None:
             text = json.dumps(value, sort_keys=True, ensure_ascii=False)
         return {"id": self._id(namespace, key), "content": text}

@@ -10,9 +10,9 @@ through unrecorded:
 
 | the agent calls | recorded as |
 |---|---|
-| `search`, `get_all`, `get` (found) | `search_memory` with the records returned (`memory` as content; `query` as the query text) |
+| `search`, `get_all`, `get` (found) | `search_memory` with the records returned (`query`) |
 | `add` | per result: `create_memory` (ADD), `update_memory` (UPDATE), `delete_memory` (DELETE) |
-| `update(id, text=...)` | `update_memory` of the record with its new text (a metadata-only update: nothing) |
+| `update(id, text=...)` | `update_memory` of the record with its new text |
 | `delete(id)` | `delete_memory` of the record |
 
 **Ids and the namespace.** A record's id is mem0's (the UUID it assigned); the agent memory is
@@ -22,9 +22,9 @@ for `search` and `get_all`), recorded as `gen_ai.memory.store.id` in the form
 (repair/appliers/mem0.py). A call by id alone (`get`, `update`, `delete`) names the scope given
 as `scope=`, if any.
 
-A call that raises is recorded as a failed write (reads: nothing; a failed `add` has no id to
-name: nothing, and a record it left anyway enters with the first read that returns it), then
-raised as it was.
+A metadata-only `update` changes no content: not recorded. A call that raises is recorded as a
+failed write (reads: nothing; a failed `add` has no id to name: nothing, and a record it left
+anyway enters with the first read that returns it), then raised as it was.
 """
 
 from __future__ import annotations
@@ -52,6 +52,11 @@ class RecordingMemory:
         self.scope = scope_name(parse_scope(scope)) if scope is not None else None
         self.spans = MemorySpans(sink, conversation_id=conversation_id)
         self._async = inspect.iscoroutinefunction(getattr(memory, "add", None))
+
+    @property
+    def unrecorded(self) -> Any:
+        """The agent's own memory (an applier's reads and writes are not the agent's)."""
+        return self.memory
 
     def __getattr__(self, name: str) -> Any:  # history, reset, delete_all, config, …
         if name == "memory":

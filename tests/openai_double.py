@@ -1,12 +1,12 @@
 """A TEST DOUBLE of an OpenAI-compatible chat-completions endpoint (not a mock of our code).
 
-It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client
-is exercised over the wire, and POST /v1/embeddings with the deterministic vectors of
+It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client is
+exercised over the wire, and POST /v1/embeddings with the deterministic vectors of
 tests/embedding.py (for a library that embeds through an OpenAI-compatible endpoint, as mem0
-does; those requests are counted in `embedded`, not kept in `requests`). Replies come from a script, in order, or from `respond`, a
-function of the request body (a stand-in model that reads the prompt it is sent); every
-request body is kept for assertions. A scripted reply may delay (to provoke client timeouts)
-or fail with a status.
+does; those requests are counted in `embedded`, not kept in `requests`). Replies come from a
+script, in order, or from `respond`, a function of the request body (a stand-in model that
+reads the prompt it is sent); every request body is kept for assertions. A scripted reply may
+delay (to provoke client timeouts) or fail with a status.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.errors import ConfigError, PatchConflict, TargetMismatch
 from provrepair.provenance.registry import Registry
 from provrepair.repair.patch import KeptRecord, MemoryPatch
@@ -83,6 +84,7 @@ def apply_patch(patch: MemoryPatch, store: MemoryStore, *,
         with store.transaction():
             snapshot = {i: (store.get(i), store.quarantined(i)) for i in read_ids(patch)}
             pending = plan_apply(patch, snapshot)
+            checkpoint("apply_checked")  # the race tests hold an applier here
             for op in pending:
                 write(op, store)
     except _store_errors() as exc:
@@ -180,10 +182,10 @@ def _holds(record: Any, active: str | None, hidden: str | None) -> bool:
     """The store holds this record of the patch with the content the task recorded (or the
     patch writes): what tells the agent's memory from another one reusing its ids."""
     if isinstance(record, KeptRecord) or record.op == "add":
-        return active == record.content
+        return bool(active == record.content)
     if record.op == "put":
         return active in (record.expected_content, record.content)
-    return record.expected_content in (active, hidden)
+    return bool(record.expected_content in (active, hidden))
 
 
 def _state(op: Any, active: str | None, hidden: str | None) -> str:

@@ -2,10 +2,10 @@
 `(namespace, key=agent's memory id, value={value_key: content, ...})`; the other fields of a
 value are kept. A record's content is the text under `value_key`, or, when the agent stores a
 structure there (langmem's memory manager stores `{"kind", "content": {...}}`), its JSON with
-sorted keys (`value_text`: what provrepair.integrations records too); a patch writing JSON
-back into such a field writes the structure. Quarantine moves an item to the namespace ("provrepair_quarantine",
-*namespace): outside the agent's namespace prefix, so its searches (which match namespace
-prefixes) never return it. Needs the `[langgraph]` extra.
+sorted keys (`value_text`: what provrepair.integrations records too); a patch writing JSON back
+into such a field writes the structure. Quarantine moves an item to the namespace
+("provrepair_quarantine", *namespace): outside the agent's namespace prefix, so its searches
+(which match namespace prefixes) never return it. Needs the `[langgraph]` extra.
 
 Works with any BaseStore through the Python API (`LangGraphMemory(store)`, or
 `AsyncLangGraphMemory(store)` with `apply_patch_async` for AsyncSqliteStore and
@@ -16,15 +16,16 @@ named by `--index` (`load_index`).
 
 Transactions (check and writes one unit, repair/appliers/__init__.py): SqliteStore opens a
 transaction per call (`BEGIN` … `COMMIT` on its connection); inside ours (`BEGIN IMMEDIATE`,
-which also holds SQLite's write lock against the agent and other appliers) those two
-statements are swallowed, so every call joins it. PostgresStore: an advisory lock per namespace, taken on the
-connection before the transaction begins (so appliers queue, and each one's snapshot is taken
-after the one before it committed: overlapping applies end as one apply), then one
+which also holds SQLite's write lock against the agent and other appliers) those two statements
+are swallowed, so every call joins it. PostgresStore: an advisory lock per namespace, taken on
+the connection before the transaction begins (so appliers queue, and each one's snapshot is
+taken after the one before it committed: overlapping applies end as one apply), then one
 SERIALIZABLE transaction on that connection (psycopg turns the store's own transaction blocks
 into savepoints); a concurrent write by the agent makes the commit fail, reported as a
-conflict. The lock is released after the commit, or by the server when the connection dies. InMemoryStore has no
-transactions (one process: nothing to race). Through the Python API, apply while no other
-thread of the agent uses the same store object: its calls would join the transaction.
+conflict. The lock is released after the commit, or by the server when the connection dies.
+InMemoryStore has no transactions (one process: nothing to race). Through the Python API, apply
+while no other thread of the agent uses the same store object: its calls would join the
+transaction.
 """
 
 from __future__ import annotations

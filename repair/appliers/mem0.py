@@ -42,8 +42,9 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from provrepair.provenance.checkpoints import checkpoint
 from provrepair.provenance.errors import ConfigError, TargetMismatch
 
 ENTITY_IDS = ("user_id", "agent_id", "run_id")  # mem0's scope keys, in the order named
@@ -81,10 +82,12 @@ def parse_scope(text: str) -> dict[str, str]:
 class Mem0Memory:
     """The agent's mem0 `Memory` as a MemoryStore (see the module docstring)."""
 
-    def __init__(self, memory: Any, scope: str | Mapping[str, str], *, owned: bool = False):
-        """`scope`: `user_id=alice` or {"user_id": "alice"}; `owned`: close `memory` on
-        `close()` (the CLI opened it)."""
-        self.memory, self._owned = memory, owned
+    def __init__(self, memory: Any, scope: str | Mapping[str, str], *,
+                 owned: IO[str] | None = None):
+        """`scope`: `user_id=alice` or {"user_id": "alice"}. `owned`: the lock `mem0_store`
+        took before it opened `memory` (held until `close()`, which closes `memory` too)."""
+        # behind a recording wrapper (provrepair.integrations): the agent's own memory
+        self.memory, self._owned = getattr(memory, "unrecorded", memory), owned
         self.scope = parse_scope(scope if isinstance(scope, str) else scope_name(scope))
         self.hidden = {k: QUARANTINE_PREFIX + v for k, v in self.scope.items()}
 
@@ -120,6 +123,7 @@ class Mem0Memory:
         if not self._find(memory_id, self.hidden):  # a run killed after the copy made it
             self._add(active[0]["memory"], self.hidden, memory_id,
                       active[0].get("metadata") or {})
+        checkpoint("mem0_quarantine_copied")  # the test of a kill between the two writes
         for record in active:
             self.memory.delete(record["id"])
 
@@ -127,13 +131,21 @@ class Mem0Memory:
     def transaction(self) -> Iterator[None]:
         """Not a transaction (mem0 has none): the lock that makes appliers queue; each write is
         idempotent, so a re-run after a crash converges (module docstring)."""
-        with open(self._lock_path(), "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield  # closing the file releases the lock
+        if self._owned is not None:  # held since the store was opened
+            yield
+            return
+        with locked(lock_path(self.memory.config.vector_store, self.scope)):
+            yield
 
     def close(self) -> None:
-        if self._owned and hasattr(self.memory, "close"):
-            self.memory.close()
+        if self._owned is None:
+            return
+        self.memory.close()
+        client: Any = getattr(getattr(self.memory, "vector_store", None), "client", None)
+        if client is not None and hasattr(client, "close"):  # a local Qdrant holds its
+            client.close()                                   # directory until closed
+        self._owned.close()  # releases the lock
+        self._owned = None
 
     def _add(self, content: str, scope: Mapping[str, str], memory_id: str,
              metadata: Mapping[str, Any]) -> None:
@@ -152,12 +164,31 @@ class Mem0Memory:
             found.setdefault(record["id"], record)
         return sorted(found.values(), key=lambda r: (r["id"] != memory_id, r["id"]))
 
-    def _lock_path(self) -> Path:
-        config = getattr(getattr(self.memory, "config", None), "vector_store", None)
-        where = config.model_dump(mode="json") if hasattr(config, "model_dump") else repr(config)
-        key = json.dumps([where, self.scope], sort_keys=True, default=str)
-        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-        return Path(tempfile.gettempdir()) / f"provrepair-mem0-{digest}.lock"
+
+def lock_path(vector_store: Any, scope: Mapping[str, str]) -> Path:
+    """The lock of one vector store (mem0's `config.vector_store`) and scope."""
+    where = vector_store.model_dump(mode="json") if hasattr(vector_store, "model_dump") \
+        else repr(vector_store)
+    key = json.dumps([where, dict(scope)], sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    return Path(tempfile.gettempdir()) / f"provrepair-mem0-{digest}.lock"
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[IO[str]]:
+    handle = lock(path)
+    try:
+        yield handle
+    finally:
+        handle.close()  # releases the lock
+
+
+def lock(path: Path) -> IO[str]:
+    """An exclusive lock on `path`, waited for; held until the returned file is closed (or
+    the process dies: the kernel releases it)."""
+    handle = open(path, "a+")  # noqa: SIM115
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def _is_uuid(text: str) -> bool:
@@ -186,12 +217,22 @@ def mem0_store(config_path: str, namespace: str) -> Mem0Memory:
                              "exist: give the agent's mem0 config (nothing is created); "
                              "nothing written")
     from mem0 import Memory
+    from mem0.configs.base import MemoryConfig
 
     logging.getLogger("mem0").setLevel(logging.ERROR)  # its notices are not ours to print
     try:
-        memory = Memory.from_config(config)
-    except (ValueError, RuntimeError, ImportError) as exc:  # pydantic's, a locked local store
+        parsed = MemoryConfig(**config)
+    except (ValueError, TypeError) as exc:  # pydantic's
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"mem0:{config_path}: not a mem0 config ({reason})") from exc
+    # the lock before the store is opened: a local vector store (Qdrant on a path) admits one
+    # process at a time, so a second applier waits here instead of failing to open it
+    held = lock(lock_path(parsed.vector_store, scope))
+    try:
+        memory = Memory(parsed)
+    except (ValueError, RuntimeError, ImportError) as exc:  # a store in use by the agent
+        held.close()
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TargetMismatch(f"mem0:{config_path}: cannot open the agent's memory ({reason}); "
                              "nothing written") from exc
-    return Mem0Memory(memory, scope, owned=True)
+    return Mem0Memory(memory, scope, owned=held)
