@@ -49,7 +49,8 @@ def check_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
     own check raises at the first write, after the target check)."""
     namespace = tuple(namespace)
     shown = "/".join(namespace)
-    problem = ("is empty" if not namespace or not all(namespace)
+    problem = ("is empty" if not namespace
+               else "has an empty part" if not all(namespace)
                else "starts with 'langgraph' (reserved by LangGraph)" if namespace[0] == "langgraph"
                else "has a '.' in a part" if any("." in part for part in namespace)
                else "has a NUL character" if any("\x00" in part for part in namespace)

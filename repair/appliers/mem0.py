@@ -167,9 +167,10 @@ class Mem0Memory:
 
 def lock_path(vector_store: Any, scope: Mapping[str, str]) -> Path:
     """The lock of one vector store (mem0's `config.vector_store`) and scope."""
-    where = vector_store.model_dump(mode="json") if hasattr(vector_store, "model_dump") \
-        else repr(vector_store)
-    key = json.dumps([where, dict(scope)], sort_keys=True, default=str)
+    config = getattr(vector_store, "config", vector_store)
+    where = config.model_dump(mode="json") if hasattr(config, "model_dump") else repr(config)
+    key = json.dumps([getattr(vector_store, "provider", ""), where, dict(scope)],
+                     sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return Path(tempfile.gettempdir()) / f"provrepair-mem0-{digest}.lock"
 
@@ -202,7 +203,6 @@ def _is_uuid(text: str) -> bool:
 def mem0_store(config_path: str, namespace: str) -> Mem0Memory:
     """The agent's mem0 `Memory` from its config (`Memory.from_config`'s dict, as a JSON
     file). A vector store on a local `path` must exist there: nothing is created."""
-    require_mem0()
     scope = parse_scope(namespace)
     try:
         config = json.loads(Path(config_path).read_text(encoding="utf-8"))
@@ -211,11 +211,14 @@ def mem0_store(config_path: str, namespace: str) -> Mem0Memory:
                           f"({exc})") from exc
     if not isinstance(config, dict):
         raise ConfigError(f"mem0:{config_path}: expected mem0's config (a JSON object)")
-    local = ((config.get("vector_store") or {}).get("config") or {}).get("path")
+    store_config = (config.get("vector_store") or {}).get("config") \
+        if isinstance(config.get("vector_store"), dict) else None
+    local = store_config.get("path") if isinstance(store_config, dict) else None
     if local is not None and not Path(local).exists():
         raise TargetMismatch(f"mem0:{config_path}: its vector store path {local} does not "
                              "exist: give the agent's mem0 config (nothing is created); "
                              "nothing written")
+    require_mem0()
     from mem0 import Memory
     from mem0.configs.base import MemoryConfig
 
