@@ -217,6 +217,55 @@ def test_postgres_through_the_cli(database: str, tmp_path: Path) -> None:
 
 
 
+def test_postgres_overlapping_applies_all_succeed_as_one_apply(database: str,
+                                                               tmp_path: Path) -> None:
+    """Two `provrepair apply` processes on one PostgresStore, the first held after its check
+    (inside its transaction) until the second is waiting for the namespace's lock: the second
+    takes its snapshot only after the first committed, so both exit 0, the first applying
+    every operation and the second finding them in effect (the lock used to be taken inside
+    the serializable transaction, after its snapshot: the second failed as a conflict)."""
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+
+    from tests.hooked_cli import command
+
+    with PostgresStore.from_conn_string(database) as store:
+        store.setup()
+        for key, content in RECORDED.items():
+            store.put(NS, key, {"content": content})
+    saved = tmp_path / "patch.json"
+    saved.write_text(PATCH.model_dump_json())
+    args = ["apply", "--patch", str(saved), "--to", f"langgraph-postgres:{database}",
+            "--namespace", "/".join(NS), "--json"]
+    env = {"PROVREPAIR_URI": "bolt://127.0.0.1:9", "PATH": str(Path(sys.executable).parent)}
+    first = subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**env, "HOOK_WAIT_AT": "apply_checked",
+                                             "HOOK_BARRIER": str(tmp_path)})
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "apply_checked.reached").exists():  # the first one holds the lock
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.01)
+    second = subprocess.Popen([str(Path(sys.executable).with_name("provrepair")), *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with psycopg.connect(database, autocommit=True) as watcher:
+        while not watcher.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                  "AND NOT granted").fetchone()[0]:  # type: ignore[index]
+            assert second.poll() is None and time.monotonic() < deadline, second.communicate()
+            time.sleep(0.01)
+    (tmp_path / "apply_checked.release").touch()
+    outputs = [process.communicate(timeout=120) for process in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], outputs
+    results = [json.loads(out) for out, _ in outputs]
+    assert [(r["applied"], r["already_applied"]) for r in results] == [(LABELS, []),
+                                                                       ([], LABELS)]
+    with PostgresStore.from_conn_string(database) as store:
+        assert store.get(NS, "m_upd").value["content"] == "home airport: OAK"  # type: ignore[union-attr]
+
+
 class Interfering(LangGraphMemory):
     """The agent's store, with the agent writing through its own connection at the worst
     moment: after the applier's check, before its first write."""
