@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from provrepair.repair.appliers import apply_patch, apply_patch_async, open_memory_store
     from provrepair.repair.appliers.jsonl import JsonlMemory
     from provrepair.repair.appliers.langgraph import AsyncLangGraphMemory, LangGraphMemory
+    from provrepair.repair.appliers.mem0 import Mem0Memory
     from provrepair.repair.patch import load_patch, memory_patch
     from provrepair.repair.plan import plan
     from provrepair.repair.service import run_repair
@@ -41,11 +42,12 @@ _API = {
     "LangGraphMemory": "provrepair.repair.appliers.langgraph:LangGraphMemory",
     "AsyncLangGraphMemory": "provrepair.repair.appliers.langgraph:AsyncLangGraphMemory",
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
+    "Mem0Memory": "provrepair.repair.appliers.mem0:Mem0Memory",
 }
 
 # the keys of _API (a test checks)
-__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Recorder", "ToolSet",
-           "apply_patch", "apply_patch_async", "connect", "ingest_case", "load_patch",
+__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Mem0Memory", "Recorder",
+           "ToolSet", "apply_patch", "apply_patch_async", "connect", "ingest_case", "load_patch",
            "memory_patch", "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]
 
 
