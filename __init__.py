@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from provrepair.integrations.langgraph import RecordingStore
+    from provrepair.integrations.mem0 import RecordingMemory
     from provrepair.provenance.ingest import ingest_case
     from provrepair.provenance.recorder import Recorder
     from provrepair.provenance.store.config import connect, open_store
@@ -43,12 +45,15 @@ _API = {
     "AsyncLangGraphMemory": "provrepair.repair.appliers.langgraph:AsyncLangGraphMemory",
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
     "Mem0Memory": "provrepair.repair.appliers.mem0:Mem0Memory",
+    "RecordingStore": "provrepair.integrations.langgraph:RecordingStore",
+    "RecordingMemory": "provrepair.integrations.mem0:RecordingMemory",
 }
 
 # the keys of _API (a test checks)
 __all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Mem0Memory", "Recorder",
-           "ToolSet", "apply_patch", "apply_patch_async", "connect", "ingest_case", "load_patch",
-           "memory_patch", "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]
+           "RecordingMemory", "RecordingStore", "ToolSet", "apply_patch", "apply_patch_async",
+           "connect", "ingest_case", "load_patch", "memory_patch", "open_memory_store",
+           "open_store", "parse_case", "plan", "run_repair"]
 
 
 def __getattr__(name: str) -> Any:

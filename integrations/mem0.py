@@ -30,7 +30,8 @@ anyway enters with the first read that returns it), then raised as it was.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from provrepair.integrations.spans import MemorySpans
@@ -88,25 +89,29 @@ class RecordingMemory:
         method = getattr(self.memory, name)
         if self._async:
             return self._acall(method, args, kwargs, record, write)
-        try:
-            result = method(*args, **kwargs)
-        except Exception as exc:
-            if write:
-                record(args, kwargs, None, exc)
-            raise
-        record(args, kwargs, result, None)
-        return result
+        with self._recording(record, args, kwargs, write) as outcome:
+            outcome["result"] = method(*args, **kwargs)
+        return outcome["result"]
 
     async def _acall(self, method: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                      record: Any, write: bool) -> Any:
+        with self._recording(record, args, kwargs, write) as outcome:
+            outcome["result"] = await method(*args, **kwargs)
+        return outcome["result"]
+
+    @contextmanager
+    def _recording(self, record: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   write: bool) -> Iterator[dict[str, Any]]:
+        """Record the call the block makes once it returned (its result in the dict), or a
+        write that raised, as failed."""
+        outcome: dict[str, Any] = {}
         try:
-            result = await method(*args, **kwargs)
+            yield outcome
         except Exception as exc:
             if write:
                 record(args, kwargs, None, exc)
             raise
-        record(args, kwargs, result, None)
-        return result
+        record(args, kwargs, outcome["result"], None)
 
     # -- what each call records -------------------------------------------------------------
 

@@ -25,7 +25,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Tracer
 
 from provrepair import memory_patch, run_repair
-from provrepair.integrations import RecordingMemory, RecordingStore
+from provrepair.integrations.langgraph import RecordingStore
+from provrepair.integrations.mem0 import RecordingMemory
 from provrepair.loaders.otel_live import ProvrepairSpanExporter
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from provrepair.integrations import RecordingMemory
+from provrepair.integrations.mem0 import RecordingMemory
 from provrepair.loaders.otel import cases_from_spans
 from provrepair.loaders.otel_live import span_of
 from provrepair.provenance.checkpoints import install

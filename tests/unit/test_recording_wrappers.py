@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode, Tracer
 
-from provrepair.integrations import RecordingStore
+from provrepair.integrations.langgraph import RecordingStore
 from provrepair.loaders.otel import cases_from_spans
 from provrepair.loaders.otel_live import span_of
 from provrepair.provenance.errors import ConfigError
