@@ -19,7 +19,8 @@ then deleted from the agent's scope. Restore is the move back (a new mem0 id, ma
 
 **Writes**: `add(text, infer=False)` (stored as given: no LLM call, nothing merged),
 `update(id, text=...)` (keeps the id; mem0 embeds the new text, so its search finds it),
-`delete(id)`.
+`delete(id)`. They are `Memory`'s (sync) calls: for an agent on `AsyncMemory`, apply with a
+`Memory` of the same config (`--to mem0:CONFIG`), the same vector store and history.
 
 **mem0 has no transactions.** What stands in for one: the check and every write of an apply
 run under an exclusive lock file (one per vector store and scope, in the temporary directory:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -141,6 +142,31 @@ def test_recording_memory_records_what_the_loader_reads(
     assert by_agent_id[new_id].content == "ship the order to 9 Wrong Rd"
     assert by_agent_id[ids["upd"]].content == "home airport: SJC"
     assert ids["keep"] not in by_agent_id
+    provider.shutdown()
+
+
+def test_an_async_memory_is_recorded_the_same_way(tmp_path: Path, endpoint: str) -> None:
+    from mem0 import AsyncMemory
+
+    from tests.mem0_memory import mem0_config
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    memory = AsyncMemory.from_config(mem0_config(tmp_path / "async", endpoint))
+    agent = RecordingMemory(memory, provider, conversation_id="conv-async")
+
+    async def run() -> str:
+        added = await agent.add("prefers aisle seats", user_id="alice", infer=False)
+        found = await agent.search("seats", filters=ALICE)
+        assert [r["memory"] for r in found["results"]] == ["prefers aisle seats"]
+        return str(added["results"][0]["id"])
+    record_id = asyncio.run(run())
+    close_memory(memory)
+    [case] = cases_from_spans([span_of(s) for s in exporter.get_finished_spans()])
+    assert (case.task_id, case.memory_namespace) == ("conv-async", "user_id=alice")
+    assert [(s.step_type, s.used_ids[-1:]) for s in case.trace] == [
+        ("memory_write", []), ("memory_read", [record_id])]
     provider.shutdown()
 
 
