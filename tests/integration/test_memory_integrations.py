@@ -192,3 +192,22 @@ def test_mem0_memory(falkordb_store: GraphStore, tmp_path: Path) -> None:
     finally:
         close_memory(memory)
         double.stop()
+
+
+def test_an_explicit_conversation_without_otel_in_the_agent(falkordb_store: GraphStore) -> None:
+    """The sink is provrepair's exporter itself and the conversation is named: each
+    operation is a request of that conversation, and the conversation is one task."""
+    from langgraph.store.memory import InMemoryStore
+
+    agent_store = InMemoryStore()
+    for key, text in PRICES.items():
+        agent_store.put(NS, key, {"content": text})
+    store = RecordingStore(agent_store, ProvrepairSpanExporter(falkordb_store), namespace=NS,
+                           conversation_id="conv-explicit")
+    hits = store.search(NS)
+    store.put(NS, "m_best", {"content": cheapest([h.value["content"] for h in hits])})
+    store.spans.close()
+    case = read_case(falkordb_store, "conv-explicit")
+    assert [(s.step_type, s.used_ids) for s in case.trace] == [
+        ("memory_read", ["m_b", "m_c"]), ("memory_write", ["s_001", "m_b", "m_c"])]
+    assert case.memory_namespace == "memories/alice"
