@@ -8,10 +8,11 @@ own ids and has no transactions; the module says how it is carried anyway). For 
 implement the protocol; quarantine is a move to a namespace or collection the agent does not
 search.
 
-`apply_patch`, inside one transaction of the store (a SQL transaction, or a lock):
+`apply_patch`:
 1. checks the namespace: a patch of a task whose memory namespace is not the target's (another
-   user's, another conversation's memory) is `TargetMismatch` unless allowed
-   (`allow_other_namespace`, `apply --allow-other-namespace`);
+   user's memory) is `TargetMismatch` unless allowed (`allow_other_namespace`,
+   `apply --allow-other-namespace`); then, inside one transaction of the store (a SQL
+   transaction, or a lock):
 2. reads every record the patch names (and the records it keeps);
 3. checks the target: a store holding none of the patch's records *with the content the task
    recorded* (in its expected or its patched state) is not the agent's memory (another
