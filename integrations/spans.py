@@ -58,7 +58,12 @@ class MemorySpans:
             sink = self._provider
         if sink is None:
             sink = trace.get_tracer_provider()
-        self.tracer: Tracer = sink.get_tracer(SCOPE) if hasattr(sink, "get_tracer") else sink
+        tracer = sink.get_tracer(SCOPE) if hasattr(sink, "get_tracer") else sink
+        if not hasattr(tracer, "start_as_current_span"):  # a Recorder, a store…
+            raise ConfigError(f"cannot record memory operations to a {type(sink).__name__}: "
+                              "give the agent's OpenTelemetry Tracer or TracerProvider, or a "
+                              "SpanExporter (ProvrepairSpanExporter) with conversation_id")
+        self.tracer: Tracer = tracer
 
     def search(self, records: list[dict[str, str]], *, query: str | None = None,
                namespace: str | None = None) -> None:

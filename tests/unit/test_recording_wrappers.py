@@ -158,3 +158,5 @@ def test_bad_arguments_are_one_line_errors() -> None:
         RecordingStore(InMemoryStore(), InMemorySpanExporter())
     with pytest.raises(ConfigError, match="conversation_id is empty"):
         RecordingStore(InMemoryStore(), None, conversation_id="")
+    with pytest.raises(ConfigError, match="cannot record memory operations to a dict: give"):
+        RecordingStore(InMemoryStore(), {})
