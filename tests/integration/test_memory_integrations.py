@@ -94,6 +94,7 @@ def test_langgraph_sqlite_store(falkordb_store: GraphStore, tmp_path: Path) -> N
         with agent_run(tracer, "conv-lg", faults=["m_b"]):
             hits = store.search(NS, query="P0199 headset price", limit=5)
             store.put(NS, "m_best", {"content": cheapest([h.value["content"] for h in hits])})
+    assert {h.key for h in hits} == {"m_b", "m_c"}  # the fault, before the repair
     case = read_case(falkordb_store, "conv-lg")
     assert case.memory_namespace == "memories/alice"
     assert [s.step_type for s in case.trace] == ["memory_read", "memory_write"]
@@ -120,6 +121,7 @@ def test_langgraph_async_sqlite_store(falkordb_store: GraphStore, tmp_path: Path
                 store = RecordingStore(inner, provider, namespace=NS)
                 with agent_run(tracer, "conv-lg-async", faults=["m_b"]):
                     hits = await store.asearch(NS, limit=5)
+                    assert {h.key for h in hits} == {"m_b", "m_c"}
                     await store.aput(NS, "m_best",
                                      {"content": cheapest([h.value["content"] for h in hits])})
             patch = repaired_patch(falkordb_store, "conv-lg-async")
@@ -158,6 +160,7 @@ def test_langmem_memory_manager(falkordb_store: GraphStore) -> None:
     assert {m.memory_id: m.content for m in case.memory_store} == {
         "m_air": '{"content": "home airport: SFO"}', written: json.dumps(learned)}
 
+    assert "m_air" in {i.key for i in manager.search(query="home airport")}
     patch = repaired_patch(falkordb_store, "conv-langmem")
     assert [(o.op, o.memory_id) for o in patch.operations] == [("delete", "m_air"),
                                                                ("quarantine", written)]
@@ -177,6 +180,7 @@ def test_mem0_memory(falkordb_store: GraphStore, tmp_path: Path) -> None:
             agent = RecordingMemory(memory, provider)
             with agent_run(tracer, "conv-mem0", faults=[ids["m_b"]]):
                 hits = agent.search("P0199 headset price", filters={"user_id": "alice"})
+                assert ids["m_b"] in {h["id"] for h in hits["results"]}
                 best = agent.add(cheapest([h["memory"] for h in hits["results"]]),
                                  user_id="alice", infer=False)["results"][0]["id"]
         assert read_case(falkordb_store, "conv-mem0").memory_namespace == "user_id=alice"

@@ -179,11 +179,11 @@ def test_scopes_are_checked() -> None:
 
 def test_a_run_killed_between_two_writes_converges_when_run_again(
         seeded: tuple[Any, dict[str, str]], tmp_path: Path, endpoint: str) -> None:
-    """An applier opening the memory from its config as `provrepair apply --to mem0:CONFIG`
-    does, killed (a real SIGKILL) after a quarantine copied the record and before it deleted
-    the original: the fault is gone, the record is in both scopes. The next apply finds the
-    delete in effect, finishes the move without a second copy and applies the rest: the
-    memory of one clean apply."""
+    """An applier opening the memory from its config as `provrepair apply --to mem0:CONFIG` does
+    (a forked process), killed (a real SIGKILL) after a quarantine copied the record and
+    before it deleted the original: the fault is gone, the record is in both scopes. The
+    next apply finds the delete in effect, finishes the move without a second copy and
+    applies the rest: the memory of one clean apply."""
     memory, ids = seeded
     close_memory(memory)  # the agent stopped: a local Qdrant admits one process
     config = write_config(tmp_path, endpoint)
@@ -199,9 +199,18 @@ def test_a_run_killed_between_two_writes_converges_when_run_again(
         RECORDED["derived"]]
     close_memory(half)
 
-    result = _apply(str(config), patch_json, None)
-    assert result.already == [f"delete {ids['bad']}"]
-    assert result.applied == [f"quarantine {ids['derived']}", f"put {ids['upd']}", "add m_n007"]
+    saved = tmp_path / "patch.json"  # the next apply: the console script, as a user runs it
+    saved.write_text(patch_json)
+    done = subprocess.run([str(Path(sys.executable).with_name("provrepair")), "apply",
+                           "--patch", str(saved), "--to", f"mem0:{config}",
+                           "--namespace", "user_id=alice", "--json"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PROVREPAIR_URI": "bolt://127.0.0.1:9"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["already_applied"] == [f"delete {ids['bad']}"]
+    assert result["applied"] == [f"quarantine {ids['derived']}", f"put {ids['upd']}",
+                                 "add m_n007"]
     after = open_memory(tmp_path, endpoint)
     try:
         assert sorted(scope_records(after, **ALICE).values()) == sorted(
@@ -212,8 +221,8 @@ def test_a_run_killed_between_two_writes_converges_when_run_again(
         close_memory(after)
 
 
-def _apply(config: str, patch_json: str, kill_at: str | None) -> ApplyResult:
-    install(EnvironmentCheckpoints(kill_at, None, None) if kill_at else None)
+def _apply(config: str, patch_json: str, kill_at: str) -> ApplyResult:
+    install(EnvironmentCheckpoints(kill_at, None, None))
     memory = open_memory_store(Target(f"mem0:{config}", ("user_id=alice",)))
     try:
         return apply_patch(parse_patch(patch_json), memory)
