@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from provrepair.integrations.langgraph import RecordingStore
+    from provrepair.integrations.mem0 import RecordingMemory
     from provrepair.provenance.ingest import ingest_case
     from provrepair.provenance.recorder import Recorder
     from provrepair.provenance.store.config import connect, open_store
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from provrepair.repair.appliers import apply_patch, apply_patch_async, open_memory_store
     from provrepair.repair.appliers.jsonl import JsonlMemory
     from provrepair.repair.appliers.langgraph import AsyncLangGraphMemory, LangGraphMemory
+    from provrepair.repair.appliers.mem0 import Mem0Memory
     from provrepair.repair.patch import load_patch, memory_patch
     from provrepair.repair.plan import plan
     from provrepair.repair.service import run_repair
@@ -41,12 +44,16 @@ _API = {
     "LangGraphMemory": "provrepair.repair.appliers.langgraph:LangGraphMemory",
     "AsyncLangGraphMemory": "provrepair.repair.appliers.langgraph:AsyncLangGraphMemory",
     "JsonlMemory": "provrepair.repair.appliers.jsonl:JsonlMemory",
+    "Mem0Memory": "provrepair.repair.appliers.mem0:Mem0Memory",
+    "RecordingStore": "provrepair.integrations.langgraph:RecordingStore",
+    "RecordingMemory": "provrepair.integrations.mem0:RecordingMemory",
 }
 
 # the keys of _API (a test checks)
-__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Recorder", "ToolSet",
-           "apply_patch", "apply_patch_async", "connect", "ingest_case", "load_patch",
-           "memory_patch", "open_memory_store", "open_store", "parse_case", "plan", "run_repair"]
+__all__ = ["AsyncLangGraphMemory", "JsonlMemory", "LangGraphMemory", "Mem0Memory", "Recorder",
+           "RecordingMemory", "RecordingStore", "ToolSet", "apply_patch", "apply_patch_async",
+           "connect", "ingest_case", "load_patch", "memory_patch", "open_memory_store",
+           "open_store", "parse_case", "plan", "run_repair"]
 
 
 def __getattr__(name: str) -> Any:

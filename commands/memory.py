@@ -69,10 +69,12 @@ def patch(task_id: str | None, run_id: str | None, schema: bool, namespace: str 
                    "provrepair's store is not reached.")
 @click.option("--to", "target", required=True, metavar="KIND:WHERE",
               help="jsonl:PATH (a JSONL memory file), langgraph-sqlite:PATH (a LangGraph "
-                   "SqliteStore) or langgraph-postgres:CONNINFO (a LangGraph PostgresStore); "
-                   "the path must exist. LangGraph needs the [langgraph] extra.")
+                   "SqliteStore), langgraph-postgres:CONNINFO (a LangGraph PostgresStore) or "
+                   "mem0:CONFIG (mem0's config as JSON); the path must exist. LangGraph needs "
+                   "the [langgraph] extra, mem0 the [mem0] extra.")
 @click.option("--namespace", default="memories", show_default=True,
-              help="LangGraph namespace of the agent's memories, parts separated by '/'.")
+              help="The agent's memory: a LangGraph namespace, parts separated by '/'; for "
+                   "mem0 its scope, e.g. user_id=alice or user_id=alice/agent_id=shop.")
 @click.option("--value-key", default="content", show_default=True,
               help="The key of a record's text in the agent's values (JSONL: in each line).")
 @click.option("--index", "index_file", metavar="FILE",
@@ -80,17 +82,23 @@ def patch(task_id: str | None, run_id: str | None, schema: bool, namespace: str 
                    "\"module:callable\", \"dims\": N, \"fields\": [...]}: what the patch "
                    "writes is embedded, so semantic search finds it.")
 @click.option("--run", "run_id", help="One repair run's patch (default: every run's, net).")
+@click.option("--allow-other-namespace", is_flag=True,
+              help="Apply the patch of a task whose memory namespace is not the target's "
+                   "(refused by default: another user's memory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def apply(task_id: str | None, patch_file: str | None, target: str, namespace: str,
-          value_key: str, index_file: str | None, run_id: str | None, as_json: bool) -> None:
+          value_key: str, index_file: str | None, run_id: str | None,
+          allow_other_namespace: bool, as_json: bool) -> None:
     """Apply the task's memory patch to the store the agent reads. Checked first, in one
-    transaction with the writes: a store that holds none of the patch's records (a wrong
-    path, namespace or value key) or whose records changed since the repair is refused and
+    transaction with the writes: a store of another memory namespace than the task's, one
+    that holds none of the patch's records with the content the task recorded (a wrong path,
+    namespace, value key or user), or whose records changed since the repair is refused and
     nothing is written; applying again changes nothing."""
     from provrepair.provenance.errors import InputError
-    from provrepair.repair.appliers import Target, apply_patch, open_memory_store
+    from provrepair.repair.appliers import Target, apply_patch, open_memory_store, split_namespace
     from provrepair.repair.patch import load_patch, memory_patch
 
+    parts = split_namespace(namespace)
     if (task_id is None) == (patch_file is None):
         raise InputError("give --task ID or --patch FILE (one of them)")
     if patch_file is not None:
@@ -106,9 +114,9 @@ def apply(task_id: str | None, patch_file: str | None, target: str, namespace: s
         from provrepair.repair.appliers.langgraph import load_index
 
         index = load_index(index_file)
-    memory = open_memory_store(Target(target, tuple(namespace.split("/")), value_key, index))
+    memory = open_memory_store(Target(target, parts, value_key, index))
     try:
-        result = apply_patch(the_patch, memory)
+        result = apply_patch(the_patch, memory, allow_other_namespace=allow_other_namespace)
     finally:
         memory.close()
     data: dict[str, Any] = {"task_id": the_patch.task_id, "run_id": the_patch.run_id,

@@ -1,8 +1,9 @@
 """The memory patch: what the repairs of a task changed in the agent's memory, as operations
 an applier carries to the store the agent reads (repair/appliers/).
 
-    {"format": "provrepair.memory-patch/1", "task_id": ..., "run_id": ..., "runs": [...],
-     "kept": ["m_001", ...],
+    {"format": "provrepair.memory-patch/2", "task_id": ..., "run_id": ..., "runs": [...],
+     "memory_namespace": "memories/user-42",
+     "kept": [{"memory_id": "m_001", "content": "..."}, ...],
      "operations": [{"op": "delete", "memory_id": "m_f003", "expected_content": "...", ...},
                     {"op": "put", "memory_id": "m_best", "expected_content": "...",
                      "content": "..."},
@@ -23,8 +24,14 @@ Order (defined, so appliers need no judgement): every `delete`, then `quarantine
 `put`, `add`, each group in memory-id order; removals first, so an `add` that replaces a
 removed record never meets it. `expected_content` is what the agent's store holds for the
 record before the patch: an applier refuses a patch whose records changed since (optimistic
-check). `kept` names the active records the patch leaves alone: with the expected records, what
-an applier finds in the agent's store to know it is the right one. Applying twice is a no-op.
+check). `kept` names the active records the patch leaves alone, with their content: with the
+expected records, what an applier finds in the agent's store to know it is this task's memory
+(ids like `m_001` repeat across users; a record counts only holding the content the task
+recorded). `memory_namespace` is the task's (docs/case-format.md): an applier refuses a target
+that names another one. Applying twice is a no-op.
+
+Format /1 (kept as bare ids, no namespace) could not tell another user's store holding the
+same ids from the agent's: a /1 file is refused with the command that makes a /2 one.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ from provrepair.repair.plan.echo import REASON
 from provrepair.repair.plan.scope import SAME_RECORD_REASON
 from provrepair.repair.runs import list_runs
 
-PATCH_FORMAT: Literal["provrepair.memory-patch/1"] = "provrepair.memory-patch/1"
+PATCH_FORMAT: Literal["provrepair.memory-patch/2"] = "provrepair.memory-patch/2"
+OLD_FORMATS = ("provrepair.memory-patch/1",)
 OP_ORDER = ("delete", "quarantine", "restore", "put", "add")
 
 
@@ -106,21 +114,37 @@ PatchOperation = Annotated[DeleteOp | QuarantineOp | RestoreOp | PutOp | AddOp,
                            Field(discriminator="op")]
 
 
+class KeptRecord(BaseModel):
+    """An active record the patch leaves as it is, with the content the agent's store holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: str = Field(min_length=1, description="the id in the agent's memory store")
+    content: str
+
+
 class MemoryPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["provrepair.memory-patch/1"] = PATCH_FORMAT
+    format: Literal["provrepair.memory-patch/2"] = PATCH_FORMAT
     task_id: str
     run_id: str = Field(description="the latest run the patch leads to")
     runs: list[str] = Field(default_factory=list, description="every run the patch covers")
-    kept: list[str] = Field(default_factory=list,
-                            description="active records the patch leaves as they are")
+    memory_namespace: str | None = Field(
+        default=None, description="the agent memory the task read and wrote (a LangGraph "
+        "namespace joined by '/', a mem0 scope); absent: the task named none")
+    kept: list[KeptRecord] = Field(default_factory=list,
+                                   description="active records the patch leaves as they are")
     operations: list[PatchOperation]
+
+    @property
+    def kept_ids(self) -> list[str]:
+        return [k.memory_id for k in self.kept]
 
     @model_validator(mode="after")
     def _one_operation_per_record(self) -> MemoryPatch:
-        ids = [op.memory_id for op in self.operations]
-        twice = sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & set(self.kept)))
+        ids = [*(op.memory_id for op in self.operations), *self.kept_ids]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
         if twice:
             raise ValueError(f"more than one operation (or kept and changed) for {twice[0]!r}")
         return self
@@ -128,7 +152,7 @@ class MemoryPatch(BaseModel):
 
 def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> MemoryPatch:
     """The net change of every committed repair of the task (or of the named run only)."""
-    get_task_props(store, task_id)  # TaskNotFound, naming the task
+    task = get_task_props(store, task_id)  # TaskNotFound, naming the task
     runs = [r for r in list_runs(store, task_id) if changes_memory(r["status"])]
     if run_id is not None:
         runs = [r for r in runs if r["run_id"] == run_id]
@@ -145,8 +169,8 @@ def memory_patch(store: GraphStore, task_id: str, run_id: str | None = None) -> 
         copies.update((run.get("plan") or {}).get("suspected_copies") or {})
     ops, kept = _diff([n for n in nodes if n is not None], copies)
     run_ids = [r["run_id"] for r in sorted(runs, key=lambda r: r.get("created", 0))]
-    return MemoryPatch(task_id=task_id, run_id=run_ids[-1], runs=run_ids, kept=kept,
-                       operations=ops)
+    return MemoryPatch(task_id=task_id, run_id=run_ids[-1], runs=run_ids,
+                       memory_namespace=task.get("memory_namespace"), kept=kept, operations=ops)
 
 
 @dataclass(frozen=True)
@@ -180,22 +204,23 @@ class _Node:
                      before, status, props)
 
 
-def _diff(nodes: list[_Node], copies: dict[str, str]) -> tuple[list[Any], list[str]]:
+def _diff(nodes: list[_Node], copies: dict[str, str]) -> tuple[list[Any], list[KeptRecord]]:
     """Operations turning each agent id's record from its state before into its state after,
-    and the agent ids left active and unchanged."""
+    and the records left active and unchanged (with their content)."""
     by_agent: dict[str, list[_Node]] = {}
     for node in nodes:
         by_agent.setdefault(node.agent_id, []).append(node)
     ops: list[Any] = []
-    kept: list[str] = []
+    kept: list[KeptRecord] = []
     for agent_id, versions in by_agent.items():
         op = _operation(agent_id, versions, copies)
+        same = next((v for v in versions if v.before == v.after == MemoryStatus.ACTIVE), None)
         if op is not None:
             ops.append(op)
-        elif any(v.before == v.after == MemoryStatus.ACTIVE for v in versions):
-            kept.append(agent_id)
+        elif same is not None:
+            kept.append(KeptRecord(memory_id=agent_id, content=same.content))
     ops.sort(key=lambda o: (OP_ORDER.index(o.op), o.memory_id))
-    return ops, sorted(kept)
+    return ops, sorted(kept, key=lambda k: k.memory_id)
 
 
 def _active(versions: Iterable[_Node], when: str) -> _Node | None:
@@ -255,9 +280,15 @@ def load_patch(path: str | Path) -> MemoryPatch:
 
 def parse_patch(text: str, where: str = "patch") -> MemoryPatch:
     try:
-        return MemoryPatch.model_validate(json.loads(text))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+    if isinstance(data, dict) and data.get("format") in OLD_FORMATS:
+        raise InputError(f"{where}: a {data['format']} patch (an earlier provrepair's: it "
+                         "cannot check the target by content); make it again with "
+                         f"`provrepair patch --task {data.get('task_id', 'ID')}`")
+    try:
+        return MemoryPatch.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         at = ".".join(str(p) for p in first["loc"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,10 @@ from tests.bolt_server import bolt_server as start_bolt_server
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+# mem0 (tests/mem0_memory.py) reads these when it is imported: no telemetry over the network,
+# its own files (~/.mem0) in a temporary directory; the CLI's subprocesses inherit them
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+os.environ.setdefault("MEM0_DIR", str(Path(tempfile.gettempdir()) / "provrepair-tests-mem0"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

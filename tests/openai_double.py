@@ -1,10 +1,12 @@
 """A TEST DOUBLE of an OpenAI-compatible chat-completions endpoint (not a mock of our code).
 
-It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client
-is exercised over the wire. Replies come from a script, in order, or from `respond`, a
-function of the request body (a stand-in model that reads the prompt it is sent); every
-request body is kept for assertions. A scripted reply may delay (to provoke client timeouts)
-or fail with a status.
+It serves POST /v1/chat/completions over real HTTP on 127.0.0.1 so the real `openai` client is
+exercised over the wire, and POST /v1/embeddings with the deterministic vectors of
+tests/embedding.py (for a library that embeds through an OpenAI-compatible endpoint, as mem0
+does; those requests are counted in `embedded`, not kept in `requests`). Replies come from a
+script, in order, or from `respond`, a function of the request body (a stand-in model that
+reads the prompt it is sent); every request body is kept for assertions. A scripted reply may
+delay (to provoke client timeouts) or fail with a status.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class ChatDouble:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     respond: Callable[[dict[str, Any]], Reply] | None = None
+    embedded: int = 0
 
     def start(self) -> str:
         double = self
@@ -39,6 +42,10 @@ class ChatDouble:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path.endswith("/embeddings"):
+                    double.embedded += 1
+                    self._send(200, embeddings(body))
+                    return
                 double.requests.append(body)
                 reply = (double.respond(body) if double.respond is not None else
                          double.script.pop(0) if double.script else Reply(status=500))
@@ -79,3 +86,14 @@ class ChatDouble:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings response: one vector of tests/embedding.py per input text."""
+    from tests.embedding import embed
+
+    texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
+    return {"object": "list", "model": body.get("model", "double-embed"),
+            "data": [{"object": "embedding", "index": i, "embedding": vector}
+                     for i, vector in enumerate(embed(texts))],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1}}

@@ -7,7 +7,9 @@ exclusive `fcntl` lock on the file, reads it once, and writes it back once throu
 file in the same directory (fsync, `os.replace`, fsync of the directory): a crash leaves the
 old or the new file, never half, and two appliers (or an agent that locks the file the same
 way) never interleave. `os.replace` gives the path a new inode, so a process that waited for
-the lock on the old one opens the path again before it reads.
+the lock on the old one opens the path again before it reads. A path that is a symlink is
+resolved first: the file the agent reads through the link is the one locked and replaced (the
+link stays a link).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ class JsonlMemory:
     def __init__(self, path: str | Path, *, value_key: str = "content", create: bool = False):
         """`create`: start an empty memory file at `path` if there is none (an agent's new
         store); an applier never does (a mistyped path must not read as an empty memory)."""
-        self.path, self.value_key = Path(path), value_key
-        if create and not self.path.exists():
-            self.path.touch()
+        self.given, self.value_key = Path(path), value_key
+        if create and not self.given.exists():
+            self.given.touch()
+        self.path = self.given.resolve()  # through a symlink: the file the agent reads
         if not self.path.is_file():
             why = "is not a file" if self.path.exists() else "does not exist"
-            raise TargetMismatch(f"jsonl:{self.path} {why}: give the agent's memory file "
+            raise TargetMismatch(f"jsonl:{self.given} {why}: give the agent's memory file "
                                  "(nothing is created); nothing written")
         self._records: dict[str, dict[str, Any]] | None = None  # inside a transaction
         self._dirty = False
@@ -102,7 +105,7 @@ class JsonlMemory:
             try:
                 handle = open(self.path, "r+", encoding="utf-8")  # noqa: SIM115
             except OSError as exc:
-                raise TargetMismatch(f"jsonl:{self.path}: cannot open for writing "
+                raise TargetMismatch(f"jsonl:{self.given}: cannot open for writing "
                                      f"({exc.strerror or exc}); nothing written") from exc
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX)
@@ -121,7 +124,7 @@ class JsonlMemory:
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
         except OSError as exc:
-            raise TargetMismatch(f"jsonl:{self.path}: cannot write in {directory} "
+            raise TargetMismatch(f"jsonl:{self.given}: cannot write in {directory} "
                                  f"({exc.strerror or exc}); nothing written") from exc
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:

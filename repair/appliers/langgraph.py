@@ -1,8 +1,11 @@
 """LangGraph's long-term memory (`langgraph.store.base.BaseStore`): records are items
 `(namespace, key=agent's memory id, value={value_key: content, ...})`; the other fields of a
-value are kept. Quarantine moves an item to the namespace ("provrepair_quarantine",
-*namespace): outside the agent's namespace prefix, so its searches (which match namespace
-prefixes) never return it. Needs the `[langgraph]` extra.
+value are kept. A record's content is the text under `value_key`, or, when the agent stores a
+structure there (langmem's memory manager stores `{"kind", "content": {...}}`), its JSON with
+sorted keys (`value_text`: what provrepair.integrations records too); a patch writing JSON back
+into such a field writes the structure. Quarantine moves an item to the namespace
+("provrepair_quarantine", *namespace): outside the agent's namespace prefix, so its searches
+(which match namespace prefixes) never return it. Needs the `[langgraph]` extra.
 
 Works with any BaseStore through the Python API (`LangGraphMemory(store)`, or
 `AsyncLangGraphMemory(store)` with `apply_patch_async` for AsyncSqliteStore and
@@ -13,13 +16,16 @@ named by `--index` (`load_index`).
 
 Transactions (check and writes one unit, repair/appliers/__init__.py): SqliteStore opens a
 transaction per call (`BEGIN` … `COMMIT` on its connection); inside ours (`BEGIN IMMEDIATE`,
-which also holds SQLite's write lock against the agent and other appliers) those two
-statements are swallowed, so every call joins it. PostgresStore: one SERIALIZABLE transaction
-on one connection (psycopg turns the store's own transaction blocks into savepoints), with a
-transaction-scoped advisory lock per namespace that serializes appliers; a concurrent write
-by the agent makes the commit fail, reported as a conflict. InMemoryStore has no
-transactions (one process: nothing to race). Through the Python API, apply while no other
-thread of the agent uses the same store object: its calls would join the transaction.
+which also holds SQLite's write lock against the agent and other appliers) those two statements
+are swallowed, so every call joins it. PostgresStore: an advisory lock per namespace, taken on
+the connection before the transaction begins (so appliers queue, and each one's snapshot is
+taken after the one before it committed: overlapping applies end as one apply), then one
+SERIALIZABLE transaction on that connection (psycopg turns the store's own transaction blocks
+into savepoints); a concurrent write by the agent makes the commit fail, reported as a
+conflict. The lock is released after the commit, or by the server when the connection dies.
+InMemoryStore has no transactions (one process: nothing to race). Through the Python API, apply
+while no other thread of the agent uses the same store object: its calls would join the
+transaction.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import importlib
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,6 +42,46 @@ from provrepair.provenance.errors import ConfigError, PatchConflict, TargetMisma
 
 QUARANTINE = "provrepair_quarantine"
 _BUSY_TIMEOUT_S = 60.0  # an applier waits this long for another one's SQLite write lock
+
+
+def check_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    """LangGraph's namespace rules, as one ConfigError line naming the namespace (LangGraph's
+    own check raises at the first write, after the target check)."""
+    namespace = tuple(namespace)
+    shown = "/".join(namespace)
+    problem = ("is empty" if not namespace
+               else "has an empty part" if not all(namespace)
+               else "starts with 'langgraph' (reserved by LangGraph)" if namespace[0] == "langgraph"
+               else "has a '.' in a part" if any("." in part for part in namespace)
+               else "has a NUL character" if any("\x00" in part for part in namespace)
+               else None)
+    if problem is not None:
+        raise ConfigError(f"--namespace {shown!r} {problem}: not a LangGraph namespace")
+    return namespace
+
+
+def value_text(value: dict[str, Any] | None, value_key: str) -> str | None:
+    """A record's content in a LangGraph value: the text under `value_key`, or the JSON (sorted
+    keys) of a structure there; None when the value has no such field."""
+    if value is None or value.get(value_key) is None:
+        return None
+    field = value[value_key]
+    return field if isinstance(field, str) else json.dumps(field, sort_keys=True,
+                                                           ensure_ascii=False)
+
+
+def value_with(old: dict[str, Any] | None, value_key: str, content: str) -> dict[str, Any]:
+    """`old` with its content replaced: a structure again where the agent kept one (the
+    content the JSON of one), text otherwise; the value's other fields kept."""
+    field: Any = content
+    if old is not None and old.get(value_key) is not None and not isinstance(old[value_key], str):
+        try:
+            parsed = json.loads(content)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, type(old[value_key])):
+            field = parsed
+    return {**(old or {}), value_key: field}
 
 
 def require_langgraph() -> None:
@@ -51,17 +97,22 @@ class _Items:
 
     def __init__(self, store: Any, namespace: tuple[str, ...] = ("memories",),
                  value_key: str = "content"):
-        self.store, self.namespace, self.value_key = store, tuple(namespace), value_key
+        # behind a recording wrapper (provrepair.integrations), the agent's own store: an
+        # applier's reads and writes are not the agent's, and its transaction needs the store
+        store = getattr(store, "unrecorded", store)
+        self.store, self.namespace, self.value_key = store, check_namespace(namespace), value_key
         self.hidden = (QUARANTINE, *self.namespace)
 
+    @property
+    def memory_namespace(self) -> str:
+        """The namespace as a task names it (`memory_namespace`: parts joined by '/')."""
+        return "/".join(self.namespace)
+
     def content(self, item: Any) -> str | None:
-        if item is None:
-            return None
-        value = item.value.get(self.value_key)
-        return value if isinstance(value, str) else None
+        return None if item is None else value_text(item.value, self.value_key)
 
     def value(self, old: Any, content: str) -> dict[str, Any]:
-        return {**(old.value if old else {}), self.value_key: content}
+        return value_with(old.value if old else None, self.value_key, content)
 
     def lock_key(self) -> str:
         return json.dumps(self.namespace)
@@ -207,6 +258,12 @@ async def _async_sqlite_transaction(store: Any) -> AsyncIterator[None]:
     await conn.execute("COMMIT")
 
 
+# a session-level lock: held across the transaction, released after it (or when the
+# connection ends: a killed applier holds nothing)
+_LOCK = "SELECT pg_advisory_lock(hashtext(%s))"
+_UNLOCK = "SELECT pg_advisory_unlock(hashtext(%s))"
+
+
 def _is_pool(conn: Any) -> bool:
     try:
         from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -228,14 +285,20 @@ def _postgres_transaction(store: Any, lock_key: str) -> Iterator[None]:
             finally:
                 store.conn = pool
         return
+    # the lock first, in a statement of its own: inside the serializable transaction the
+    # statement taking it would also take the snapshot, before the lock is granted
+    store.conn.execute(_LOCK, (lock_key,))
     try:
         with store.conn.transaction():
             store.conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
-            store.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
             yield
     except errors.SerializationFailure as exc:
         raise PatchConflict("the memory store changed while the patch was applied (a "
                             "concurrent write); nothing applied") from exc
+    finally:
+        if not store.conn.closed:
+            with suppress(errors.Error):  # a broken connection released it already
+                store.conn.execute(_UNLOCK, (lock_key,))
 
 
 @asynccontextmanager
@@ -251,14 +314,18 @@ async def _async_postgres_transaction(store: Any, lock_key: str) -> AsyncIterato
             finally:
                 store.conn = pool
         return
+    await store.conn.execute(_LOCK, (lock_key,))  # before the snapshot, as above
     try:
         async with store.conn.transaction():
             await store.conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
-            await store.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
             yield
     except errors.SerializationFailure as exc:
         raise PatchConflict("the memory store changed while the patch was applied (a "
                             "concurrent write); nothing applied") from exc
+    finally:
+        if not store.conn.closed:
+            with suppress(errors.Error):
+                await store.conn.execute(_UNLOCK, (lock_key,))
 
 
 # -- opening the agent's store from the CLI ----------------------------------------------------

@@ -27,7 +27,8 @@ NS = ("agent", "memories")
 RECORDED = {"m_bad": "ship to 9 Wrong Rd", "m_derived": "label for 9 Wrong Rd",
             "m_upd": "home airport: LAX", "m_keep": "prefers aisle seats"}
 PATCH = MemoryPatch.model_validate({
-    "task_id": "t", "run_id": "r", "kept": ["m_keep"], "operations": [
+    "task_id": "t", "run_id": "r",
+    "kept": [{"memory_id": "m_keep", "content": "prefers aisle seats"}], "operations": [
         {"op": "delete", "memory_id": "m_bad", "expected_content": "ship to 9 Wrong Rd"},
         {"op": "quarantine", "memory_id": "m_derived", "expected_content": "label for 9 Wrong Rd"},
         {"op": "restore", "memory_id": "m_old", "expected_content": "ship to 1 Elm St"},
@@ -82,11 +83,14 @@ async def body(agent: Agent) -> None:
     assert (again.applied, again.already) == ([], LABELS)
     assert await agent.items() == after
 
-    # a stale expectation anywhere: nothing applied, the pending add included
-    stale = MemoryPatch.model_validate({"task_id": "t", "run_id": "r2", "operations": [
-        {"op": "put", "memory_id": "m_upd", "expected_content": "home airport: LAX",
-         "content": "home airport: SFO"},
-        {"op": "add", "memory_id": "m_other", "content": "x"}]})
+    # a stale expectation anywhere: nothing applied, the pending add included (the kept
+    # record tells the agent's memory: it holds what the task recorded)
+    stale = MemoryPatch.model_validate({
+        "task_id": "t", "run_id": "r2",
+        "kept": [{"memory_id": "m_keep", "content": "prefers aisle seats"}], "operations": [
+            {"op": "put", "memory_id": "m_upd", "expected_content": "home airport: LAX",
+             "content": "home airport: SFO"},
+            {"op": "add", "memory_id": "m_other", "content": "x"}]})
     with pytest.raises(PatchConflict, match="put m_upd"):
         await agent.apply(stale)
     assert await agent.items() == after
@@ -211,6 +215,55 @@ def test_postgres_through_the_cli(database: str, tmp_path: Path) -> None:
     assert len(unreachable.stderr.splitlines()) == 1
 
 
+
+
+def test_postgres_overlapping_applies_all_succeed_as_one_apply(database: str,
+                                                               tmp_path: Path) -> None:
+    """Two `provrepair apply` processes on one PostgresStore, the first held after its check
+    (inside its transaction) until the second is waiting for the namespace's lock: the second
+    takes its snapshot only after the first committed, so both exit 0, the first applying
+    every operation and the second finding them in effect (the lock used to be taken inside
+    the serializable transaction, after its snapshot: the second failed as a conflict)."""
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+
+    from tests.hooked_cli import command
+
+    with PostgresStore.from_conn_string(database) as store:
+        store.setup()
+        for key, content in RECORDED.items():
+            store.put(NS, key, {"content": content})
+    saved = tmp_path / "patch.json"
+    saved.write_text(PATCH.model_dump_json())
+    args = ["apply", "--patch", str(saved), "--to", f"langgraph-postgres:{database}",
+            "--namespace", "/".join(NS), "--json"]
+    env = {"PROVREPAIR_URI": "bolt://127.0.0.1:9", "PATH": str(Path(sys.executable).parent)}
+    first = subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**env, "HOOK_WAIT_AT": "apply_checked",
+                                             "HOOK_BARRIER": str(tmp_path)})
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "apply_checked.reached").exists():  # the first one holds the lock
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.01)
+    second = subprocess.Popen([str(Path(sys.executable).with_name("provrepair")), *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with psycopg.connect(database, autocommit=True) as watcher:
+        while not watcher.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                  "AND NOT granted").fetchone()[0]:  # type: ignore[index]
+            assert second.poll() is None and time.monotonic() < deadline, second.communicate()
+            time.sleep(0.01)
+    (tmp_path / "apply_checked.release").touch()
+    outputs = [process.communicate(timeout=120) for process in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], outputs
+    results = [json.loads(out) for out, _ in outputs]
+    assert [(r["applied"], r["already_applied"]) for r in results] == [(LABELS, []),
+                                                                       ([], LABELS)]
+    with PostgresStore.from_conn_string(database) as store:
+        assert store.get(NS, "m_upd").value["content"] == "home airport: OAK"  # type: ignore[union-attr]
 
 
 class Interfering(LangGraphMemory):

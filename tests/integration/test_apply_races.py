@@ -20,8 +20,8 @@ from langgraph.store.sqlite import SqliteStore
 PROCESSES = 100
 RECORDED = {"m_bad": "ship to 9 Wrong Rd", "m_derived": "label for 9 Wrong Rd",
             "m_upd": "home airport: LAX", "m_keep": "prefers aisle seats"}
-PATCH = {"format": "provrepair.memory-patch/1", "task_id": "t", "run_id": "r", "runs": ["r"],
-         "kept": ["m_keep"], "operations": [
+PATCH = {"format": "provrepair.memory-patch/2", "task_id": "t", "run_id": "r", "runs": ["r"],
+         "kept": [{"memory_id": "m_keep", "content": "prefers aisle seats"}], "operations": [
              {"op": "delete", "memory_id": "m_bad", "expected_content": "ship to 9 Wrong Rd"},
              {"op": "quarantine", "memory_id": "m_derived",
               "expected_content": "label for 9 Wrong Rd"},

@@ -64,7 +64,7 @@ def _defaults(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _patch(*operations: dict[str, Any], **top: Any) -> str:
-    return json.dumps({"format": "provrepair.memory-patch/1", "task_id": "t", "run_id": "r",
+    return json.dumps({"format": "provrepair.memory-patch/2", "task_id": "t", "run_id": "r",
                        "operations": list(operations), **top})
 
 
@@ -89,7 +89,7 @@ def test_one_operation_per_record_and_no_unknown_top_level_field() -> None:
     with pytest.raises(InputError, match="more than one operation"):
         parse_patch(_patch(delete, {**delete, "op": "quarantine"}))
     with pytest.raises(InputError, match="more than one operation"):
-        parse_patch(_patch(delete, kept=["m_1"]))
+        parse_patch(_patch(delete, kept=[{"memory_id": "m_1", "content": "x"}]))
     with pytest.raises(InputError, match="extra"):
         parse_patch(_patch(delete, extra=True))
     assert parse_patch(_patch(delete)).operations[0].op == "delete"
@@ -104,4 +104,5 @@ def test_every_object_of_the_schema_is_closed() -> None:
                         "PutOp": {"op", "memory_id", "expected_content", "content"},
                         "DeleteOp": {"op", "memory_id", "expected_content"},
                         "QuarantineOp": {"op", "memory_id", "expected_content"},
-                        "RestoreOp": {"op", "memory_id", "expected_content"}}
+                        "RestoreOp": {"op", "memory_id", "expected_content"},
+                        "KeptRecord": {"memory_id", "content"}}

@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view", "benchmark")
+PACKAGE_DIRS = ("provenance", "repair", "loaders", "commands", "cypher", "view", "benchmark",
+                "integrations")
 ENGINE = ("provrepair.provenance", "provrepair.cypher", "provrepair.loaders", "provrepair.repair")
-BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands|view|benchmark)(\.|$)")
+BARE = re.compile(r"^(provenance|repair|loaders|cypher|cli|commands|view|benchmark|integrations)"
+                  r"(\.|$)")
 # Calls that import the module named by their first argument ("pkg.mod" or "pkg.mod:attr").
 STRING_IMPORTERS = frozenset({"import_module", "__import__", "import_string", "EntryPoint"})
 MODULE_STRING = re.compile(r"provrepair(\.[A-Za-z_][A-Za-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_.]*)?")
