@@ -1,5 +1,5 @@
 """`provrepair patch --namespace NS`: one memory patch for the shared store a namespace repair
-repaired (issue 37), in the format every applier takes (`provrepair.memory-patch/1`,
+repaired (issue 37), in the format every applier takes (`provrepair.memory-patch/2`,
 repair/patch.py).
 
 It merges the memory patch of every conversation the namespace run repaired
@@ -49,10 +49,11 @@ def namespace_patch(store: GraphStore, namespace: str, run_id: str | None = None
     plan = NamespacePlan.model_validate(run["plan"])
     patches = [memory_patch(store, c.task_id) for c in plan.conversations
                if (run["conversations"].get(c.task_id) or {}).get("run_id")]
-    return merge_patches(f"namespace:{namespace}", run["run_id"], patches)
+    return merge_patches(f"namespace:{namespace}", run["run_id"], patches, namespace)
 
 
-def merge_patches(name: str, run_id: str, patches: list[MemoryPatch]) -> MemoryPatch:
+def merge_patches(name: str, run_id: str, patches: list[MemoryPatch],
+                  namespace: str | None = None) -> MemoryPatch:
     """One operation per agent record from per-conversation patches given in time order."""
     chosen: dict[str, Any] = {}
     for patch in patches:  # time order: a later rewrite replaces an earlier one
@@ -60,11 +61,13 @@ def merge_patches(name: str, run_id: str, patches: list[MemoryPatch]) -> MemoryP
             old = chosen.get(op.memory_id)
             if old is None or _wins(op, old):
                 chosen[op.memory_id] = op
-    kept = sorted({k for p in patches for k in p.kept} - set(chosen))
+    # a record no patch changes, with the content the latest conversation recorded it holding
+    kept_by_id = {k.memory_id: k for p in patches for k in p.kept if k.memory_id not in chosen}
+    kept = [kept_by_id[k] for k in sorted(kept_by_id)]
     operations = sorted(chosen.values(), key=lambda o: (OP_ORDER.index(o.op), o.memory_id))
     runs = list(dict.fromkeys(r for p in patches for r in p.runs))
     return MemoryPatch(task_id=name, run_id=run_id, runs=runs, kept=kept,
-                       operations=operations)
+                       memory_namespace=namespace, operations=operations)
 
 
 def _wins(new: Any, old: Any) -> bool:

@@ -12,7 +12,9 @@ from provrepair.repair.patch import MemoryPatch
 
 def patch(run: str, *ops: dict[str, Any], kept: tuple[str, ...] = ()) -> MemoryPatch:
     return MemoryPatch.model_validate({"task_id": run, "run_id": run, "runs": [run],
-                                       "kept": list(kept), "operations": list(ops)})
+                                       "kept": [{"memory_id": k, "content": f"text of {k}"}
+                                                for k in kept],
+                                       "operations": list(ops)})
 
 
 def op(kind: str, memory_id: str, **fields: Any) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def test_a_rewrite_beats_a_removal_and_the_latest_rewrite_wins() -> None:
     merged = merge_patches("namespace:u", "ns-run", [first, later])
     assert summary(merged) == [("delete", "fault", None), ("put", "city", "Porto"),
                                ("put", "note", "note on Lisbon")]
-    assert merged.kept == ["other", "other2"] and merged.runs == ["r1", "r2"]
+    assert merged.kept_ids == ["other", "other2"] and merged.runs == ["r1", "r2"]
     assert merged.task_id == "namespace:u" and merged.run_id == "ns-run"
 
 
