@@ -17,7 +17,7 @@ on which conversation's patch holds which operation and on the conversations' ti
 
 `task_id` names the namespace (`namespace:<NS>`), `runs` every conversation's repair run, and
 `run_id` the namespace run. Apply it like a task's patch: `provrepair patch --namespace NS >
-patch.json; provrepair apply --patch patch.json --to langgraph-sqlite:agent.db`.
+patch.json; provrepair apply --patch patch.json --to langgraph-sqlite:agent.db --namespace NS`.
 """
 
 from __future__ import annotations

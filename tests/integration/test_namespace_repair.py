@@ -48,7 +48,7 @@ def test_a_namespace_repair_corrects_every_answer_the_fault_reached(store: Graph
 
     patch = namespace_patch(store, NS)
     ids = [op.memory_id for op in patch.operations]
-    assert len(ids) == len(set(ids)) and not set(ids) & set(patch.kept)
+    assert len(ids) == len(set(ids)) and not set(ids) & set(patch.kept_ids)
     assert ("delete", history.fault) in [(op.op, op.memory_id) for op in patch.operations]
     rewritten = {getattr(op, "content", None) for op in patch.operations} - {None}
     assert rewritten and not any("Lyon" in c or "Globex" in c or "keto" in c

@@ -40,7 +40,7 @@ def langgraph_items(path: Path) -> dict[str, str]:
     from langgraph.store.sqlite import SqliteStore
 
     store = SqliteStore(sqlite3.connect(path, check_same_thread=False, isolation_level=None))
-    return {item.key: item.value["content"] for item in store.search(("memories",))}
+    return {item.key: item.value["content"] for item in store.search(("user-42",))}
 
 
 def run_walk(cli: Cli) -> list[Result]:
