@@ -89,3 +89,6 @@ RETURN 'Regenerated' AS label, count(properties(n)) AS read
 UNION ALL
 MATCH (n:CaptureSpan)
 RETURN 'CaptureSpan' AS label, count(properties(n)) AS read
+UNION ALL
+MATCH (n:ToolCall)
+RETURN 'ToolCall' AS label, count(properties(n)) AS read

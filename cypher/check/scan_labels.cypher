@@ -122,3 +122,7 @@ UNION ALL
 MATCH (n:CaptureSpan)
 RETURN 'CaptureSpan' AS label, count(n) AS scanned,
        sum(CASE WHEN 'CaptureSpan' IN labels(n) THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (n:ToolCall)
+RETURN 'ToolCall' AS label, count(n) AS scanned,
+       sum(CASE WHEN 'ToolCall' IN labels(n) THEN 0 ELSE 1 END) AS stray

@@ -39,6 +39,7 @@ OPTIONAL MATCH (sync26:Preserved) WITH sync26 LIMIT 1
 OPTIONAL MATCH (sync27:Suspicious) WITH sync27 LIMIT 1
 OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
 OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
+OPTIONAL MATCH (sync30:ToolCall) WITH sync30 LIMIT 1
 WITH count(*) AS synced
 MATCH (l:TaskLock {task_key: $task_key})
 WITH l

@@ -16,7 +16,6 @@ from provrepair.provenance.models import ToolSpec
 from provrepair.repair.tools.declared import SideEffect, ToolSet, class_of, load_tools, spec_of
 from provrepair.repair.tools.packs import domain_tools
 from provrepair.repair.tools.registry import (
-    SideEffectRefused,
     ToolCallRejected,
     ToolFailed,
     ToolRegistry,
@@ -47,16 +46,14 @@ def test_classes_round_trip_through_the_case_format() -> None:
 def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
     case_specs = [ToolSpec(name="refund", side_effect=True, compensate=None, idempotent=False)]
     tools = ToolRegistry(case_specs, {}, domain_tools("travel"))
-    with pytest.raises(SideEffectRefused, match="'place_order', which is not declared"):
-        tools.check_replayable("place_order", "s_003")
-    with pytest.raises(SideEffectRefused, match="neither idempotent nor compensable"):
-        tools.check_replayable("refund", "s_004")
-    assert tools.check_replayable("book_flight", "s_005") == "cancel_booking"  # the pack says
-    assert tools.check_replayable("get_flight", "s_006") is None
-    approved = ToolRegistry(case_specs, {}, approved=frozenset({"s_003"}))
-    assert approved.check_replayable("place_order", "s_003") is None
+    assert tools.side_effect("place_order") is None  # nobody declared it
+    assert "'place_order', which is not declared" in tools.refusal("place_order", "s_003")
+    assert tools.side_effect("refund") is SideEffect.IRREVERSIBLE
+    assert "neither idempotent nor compensable" in tools.refusal("refund", "s_004")
+    assert tools.compensation("book_flight") == "cancel_booking"  # the pack says
+    assert tools.side_effect("get_flight") is SideEffect.READ_ONLY
     declared = ToolRegistry(case_specs, {}, declared=ToolSet().declare("refund", "idempotent"))
-    assert declared.check_replayable("refund", "s_004") is None
+    assert declared.side_effect("refund") is SideEffect.IDEMPOTENT
 
 
 def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
@@ -129,8 +126,7 @@ def test_mcp_server_tools_over_stdio(tmp_path: Path) -> None:
         assert registry.call("get_price", {"store": "StoreC"}).result == "StoreC: $63.99"
         with pytest.raises(ToolFailed, match="get_price failed on the MCP server"):
             registry.call("get_price", {"store": "Nowhere"})
-        with pytest.raises(SideEffectRefused, match="not declared"):
-            registry.check_replayable("place_order", "s_001")  # its hint is not trusted
+        assert registry.side_effect("place_order") is None  # its hint is not trusted
         assert trusting.spec("get_price") == spec_of("get_price", "read_only")
         assert trusting.spec("place_order") is None  # destructive: stays irreversible
         tools.close()  # a ToolSet serves one repair after another: the server starts again
@@ -141,6 +137,6 @@ def test_mcp_server_tools_over_stdio(tmp_path: Path) -> None:
         tools.close()
         trusting.close()
     broken = ToolSet().add_mcp(["/nonexistent/mcp-server"], {"x": "read_only"}, timeout=20)
-    with pytest.raises(ToolFailed, match="is not running"):
+    with pytest.raises(ToolUnavailable, match="is not running"):  # nothing was sent
         ToolRegistry([], {}, declared=broken).call("x", {})
     broken.close()
