@@ -139,11 +139,12 @@ class PendingCall:
     side_effect: str
     reason: str
     kind: str = APPROVAL   # APPROVAL, or UNKNOWN_OUTCOME (it may have been sent)
+    attempts: int = 0      # how often it was sent before this stop
 
     def to_json(self) -> dict[str, Any]:
         return {"step_id": self.step_id, "tool": self.tool, "args": self.args,
                 "call_id": self.call_id, "side_effect": self.side_effect,
-                "kind": self.kind, "reason": self.reason}
+                "kind": self.kind, "reason": self.reason, "attempts": self.attempts}
 
 
 class CallPending(SideEffectRefused):
@@ -167,6 +168,30 @@ def read_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
 def issued_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
     """The calls that may have acted in the world (sent, with or without an answer)."""
     return [c for c in read_calls(store, task_id) if is_issued(c.status)]
+
+
+def side_effects(store: GraphStore, task_id: str) -> list[LoggedCall]:
+    """The issued calls of tools that are not read-only: what repairs did in the world."""
+    return [c for c in issued_calls(store, task_id) if c.side_effect != SideEffect.READ_ONLY]
+
+
+def side_effects_by_run(runs: list[dict[str, Any]],
+                        calls: list[LoggedCall]) -> dict[str, list[LoggedCall]]:
+    """The side effects (issued calls of tools that are not read-only) under the run that sent
+    each; a call whose run never finished (it died) goes under the first run after it, the
+    one that carried on (else the last run)."""
+    known = {run["run_id"] for run in runs}
+    order = sorted(runs, key=lambda run: run.get("created") or 0)
+    out: dict[str, list[LoggedCall]] = {}
+    for call in calls:
+        if call.side_effect == SideEffect.READ_ONLY:
+            continue
+        owner = call.run_id if call.run_id in known else next(
+            (run["run_id"] for run in order if (run.get("created") or 0) >= (call.issued_at or 0)),
+            order[-1]["run_id"] if order else None)
+        if owner is not None:
+            out.setdefault(owner, []).append(call)
+    return out
 
 
 def write_calls(store: GraphStore, task_id: str, calls: list[LoggedCall]) -> None:
@@ -239,7 +264,8 @@ class Calls:
         resend_safe = cls in (SideEffect.READ_ONLY, SideEffect.IDEMPOTENT) or \
             self.registry.idempotency_key(tool) is not None
         pending = PendingCall(step_id, tool, args, cid, shown,
-                              self.registry.refusal(tool, step_id))
+                              self.registry.refusal(tool, step_id),
+                              attempts=logged.attempts if logged is not None else 0)
         if logged is not None and outcome_unknown(logged.status) and not resend_safe:
             raise CallPending(_unknown(pending, logged.run_id))
         if logged is not None and logged.status is CallStatus.FAILED and not resend_safe:
@@ -330,7 +356,9 @@ def record_decisions(store: GraphStore, task_id: str, run_id: str, stop: dict[st
     those calls: `STEP` (or `STEP:HASH`, checked against the call's hash) approves or skips
     every call shown at that step. Committed before the resumed replay, so they hold for
     every later resume too. A step the stop does not wait on is refused, naming those it
-    does."""
+    does. A decision is about the call as the stop showed it: a call sent since (by a resume
+    that died; the same command run again) keeps what that attempt left, never sent again on
+    the strength of the old decision."""
     waiting = stop.get("pending") or []
     if not waiting and stop.get("needs_human"):  # a stop recorded before calls were listed:
         waiting = [{"step_id": stop["needs_human"]["step_id"]}]  # the replay shows its call
@@ -361,6 +389,8 @@ def record_decisions(store: GraphStore, task_id: str, run_id: str, stop: dict[st
             base = logged.get(entry["call_id"]) or LoggedCall(
                 entry["call_id"], step, entry["tool"], entry["args"], CallStatus.PENDING,
                 entry.get("side_effect") or UNDECLARED)
+            if base.attempts > int(entry.get("attempts") or 0):
+                continue  # sent since the stop showed it
             decided.append(LoggedCall(**{
                 **base.__dict__, "status": status,
                 "approved_run": run_id if status is CallStatus.APPROVED else base.approved_run,
@@ -376,7 +406,8 @@ def _unknown(pending: PendingCall, run_id: str | None, why: str = "") -> Pending
                        pending.side_effect,
                        f"step {pending.step_id!r}: {pending.tool} may have been issued ({cause}):"
                        " check whether it took effect; --approve sends it again, --skip "
-                       "leaves the step unresolved", UNKNOWN_OUTCOME)
+                       "leaves the step unresolved", UNKNOWN_OUTCOME,
+                       pending.attempts + (1 if why else 0))
 
 
 def _ended(call: LoggedCall, status: CallStatus, *, error: str | None = None,

@@ -307,12 +307,12 @@ def tools_from_mapping(raw: Mapping[str, Any], base: Path, where: str) -> ToolSe
         if isinstance(declared, str):
             tools.declare(name, declared)
         elif isinstance(declared, Mapping) and "side_effect" in declared:
-            key: Any = declared.get("idempotency_key")
-            if key is not None and not isinstance(key, str):
+            id_key = declared.get("idempotency_key")
+            if id_key is not None and not isinstance(id_key, str):
                 raise ConfigError(f"--tools {where!r}: tool {name!r}: idempotency_key names "
                                   "the argument that carries the key (a string)")
             tools.declare(name, declared["side_effect"], declared.get("compensate"),
-                          idempotency_key=key)
+                          idempotency_key=id_key)
         else:
             raise ConfigError(f"--tools {where!r}: tool {name!r} needs a side-effect class "
                               f"({', '.join(c.value for c in SideEffect)})")
