@@ -171,8 +171,10 @@ def issued_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
 
 
 def side_effects(store: GraphStore, task_id: str) -> list[LoggedCall]:
-    """The issued calls of tools that are not read-only: what repairs did in the world."""
-    return [c for c in issued_calls(store, task_id) if c.side_effect != SideEffect.READ_ONLY]
+    """The issued calls of tools that are not read-only (what repairs did in the world), in
+    the order they were sent."""
+    return sorted((c for c in issued_calls(store, task_id)
+                   if c.side_effect != SideEffect.READ_ONLY), key=lambda c: c.issued_at or 0)
 
 
 def side_effects_by_run(runs: list[dict[str, Any]],

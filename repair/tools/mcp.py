@@ -85,8 +85,7 @@ class McpServer:
         if not text and result.structured_content is not None:
             text = json.dumps(result.structured_content, ensure_ascii=False)
         if REPLACEMENT in text:
-            raise ToolFailed(f"{name}: the MCP server {self._shown()} answered bytes that are "
-                             "not UTF-8 (its result cannot be read)")
+            raise ToolFailed(_undecodable_answer(name, self._shown()))
         if result.is_error:
             raise ToolFailed(f"{name} failed on the MCP server: {text or 'isError'}")
         return ToolResult(text)
@@ -163,11 +162,15 @@ class McpServer:
             broken.cancel()
             return call.result()
         call.cancel()
-        raise ToolFailed(f"{name}: the MCP server {self._shown()} answered bytes that are "
-                         "not UTF-8 (its answer cannot be read)")
+        raise ToolFailed(_undecodable_answer(name, self._shown()))
 
     def _shown(self) -> str:
         return " ".join(self.command)
+
+
+def _undecodable_answer(name: str, server: str) -> str:
+    return f"{name}: the MCP server {server} answered bytes that are not UTF-8 (its answer " \
+        "cannot be read)"
 
 
 def _undecodable(error: Exception) -> bool:
