@@ -270,10 +270,10 @@ def side_effect_lines(calls: list[Any]) -> list[str]:
         when = _time(call.issued_at) if call.issued_at else "?"
         outcome = (f"-> {_short(call.result or '')!r}" if call.status == "done"
                    else f"-> {call.status}: {_short(call.error or 'no answer recorded')}")
-        allowed = (f"approved in run {call.approved_run} at {_time(call.approved_at)}"
-                   if call.approved_run else f"allowed as {call.side_effect}")
+        allowed = (f"approved {_time(call.approved_at)}, run {call.approved_run}"
+                   if call.approved_run else f"allowed: {call.side_effect}")
         lines.append(f"{call.step_id}  {call.tool} {canonical_args(call.args)}  "
-                     f"#{call.call_id}  sent {when} by run {call.run_id}"
+                     f"#{call.call_id}  sent {when}"
                      + (f" ({call.attempts} attempts)" if call.attempts > 1 else "")
                      + f"  {outcome}  [{allowed}]")
     return lines

@@ -83,12 +83,11 @@ class ToolRegistry:
 
     def refusal(self, tool: str, step_id: str) -> str:
         """Why re-issuing this call needs a person."""
-        why = ("has side effects and is neither idempotent nor compensable"
-               if self.spec(tool) is not None else "is not declared, so it counts as "
-               "irreversible (declare its side-effect class with --tools if re-issuing it is "
-               "safe)")
-        return (f"step {step_id!r} calls {tool!r}, which {why}: replaying it could repeat the "
-                "effect; a human must decide")
+        if self.spec(tool) is None:
+            return (f"{tool} is not declared, so it counts as irreversible (declare its "
+                    "side-effect class with --tools if sending it again is safe)")
+        return (f"{tool} is irreversible (neither idempotent nor compensable): sending it "
+                f"again at {step_id} could repeat its effect")
 
     def prepare(self, tool: str, args: dict[str, Any]) -> Runner:
         """What will run this call (NoImplementation, before anything is sent, when nothing

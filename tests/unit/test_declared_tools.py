@@ -47,7 +47,7 @@ def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
     case_specs = [ToolSpec(name="refund", side_effect=True, compensate=None, idempotent=False)]
     tools = ToolRegistry(case_specs, {}, domain_tools("travel"))
     assert tools.side_effect("place_order") is None  # nobody declared it
-    assert "'place_order', which is not declared" in tools.refusal("place_order", "s_003")
+    assert "place_order is not declared, so it counts" in tools.refusal("place_order", "s_003")
     assert tools.side_effect("refund") is SideEffect.IRREVERSIBLE
     assert "neither idempotent nor compensable" in tools.refusal("refund", "s_004")
     assert tools.compensation("book_flight") == "cancel_booking"  # the pack says
@@ -96,7 +96,7 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
     listed = tmp_path / "tools.json"
     listed.write_text(json.dumps({"openai_tools": "schemas.json",
                                   "tools": {"get_price": "read_only"}}))
-    assert set(load_tools(str(listed)).tools) == {"get_price", "place_order"}
+    assert set(load_tools(str(listed)).tools) == {"get_price", "place_order", "send_email"}
     for body, error in (({"tool": {}}, "unknown keys \\['tool'\\]"),
                         ({"tools": {"x": {"compensate": "y"}}}, "needs a side-effect class"),
                         ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command"),
