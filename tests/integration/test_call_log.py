@@ -36,13 +36,6 @@ CHAIN = CASES / "calls" / "refund_audit_email.json"  # refund ∥ audit, then an
 ARGS = {"amount": "$120.00", "order_id": "ORD00200"}
 
 
-@pytest.fixture
-def effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "effects.jsonl"
-    monkeypatch.setenv("PROVREPAIR_TEST_EFFECTS", str(path))
-    return path
-
-
 def ingest(store: GraphStore, path: Path) -> str:
     case = parse_case(json.loads(path.read_text()))
     ingest_case(store, case)

@@ -33,13 +33,6 @@ from tests.helpers import example_case
 ARGS = {"order_id": "ORD00200", "amount": "$120.00"}
 
 
-@pytest.fixture
-def effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "effects.jsonl"
-    monkeypatch.setenv("PROVREPAIR_TEST_EFFECTS", str(path))
-    return path
-
-
 def gate(tools: ToolSet = side_effect_tools.TOOLS, *logged: LoggedCall,
          dry_run: bool = False) -> Calls:
     log = CallLog(None, "t", "run-2")

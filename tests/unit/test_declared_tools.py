@@ -86,9 +86,11 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
     toml = tmp_path / "tools.toml"
     toml.write_text('python = ["tests.unit.test_declared_tools:TOOLS"]\n'
                     '[tools]\nplace_order = "irreversible"\n'
-                    '[tools.book]\nside_effect = "compensable"\ncompensate = "cancel"\n')
+                    '[tools.book]\nside_effect = "compensable"\ncompensate = "cancel"\n'
+                    '[tools.charge]\nside_effect = "irreversible"\nidempotency_key = "rid"\n')
     tools = load_tools(str(toml))
     assert tools.runner("get_price") is not None
+    assert tools.idempotency_key("charge") == "rid" and tools.idempotency_key("book") is None
     assert class_of(tools.spec("book") or spec_of("x", "read_only")) is SideEffect.COMPENSABLE
     assert tools.spec("place_order") == spec_of("place_order", "irreversible")
     schemas = tmp_path / "schemas.json"
@@ -101,6 +103,8 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
                         ({"tools": {"x": {"compensate": "y"}}}, "needs a side-effect class"),
                         ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command"),
                         ({"tools": ["get_price"]}, "tools has the wrong shape"),
+                        ({"tools": {"x": {"side_effect": "irreversible", "idempotency_key": 1}}},
+                         "idempotency_key names the argument"),
                         ({"openai_tools": "missing.json"}, "cannot be read as JSON")):
         listed.write_text(json.dumps(body))
         with pytest.raises(ConfigError, match=error):
