@@ -297,7 +297,9 @@ class Calls:
         read_only = pending.side_effect == SideEffect.READ_ONLY
         if self.dry_run and not read_only and self.registry.acts_in_world(tool):
             raise ToolNotSent(f"{tool} has side effects: a dry run does not send it")
-        keyed = self.registry.idempotency_key(tool)
+        # the key goes to the user's own implementation (the one that declared it takes it)
+        keyed = self.registry.idempotency_key(tool) if self.registry.acts_in_world(tool) \
+            else None
         sent = {**args, keyed: idempotency_key(task_key(self.log.task_id), cid)} \
             if keyed else args
         before = logged or LoggedCall(cid, pending.step_id, tool, args, CallStatus.ISSUING)
