@@ -59,7 +59,7 @@ POINTS = [("before_intent", 0, "repaired", 1),
           ("after_call", 1, "needs_human", 1),     # ... and it is never sent again
           ("after_result", 1, "repaired", 1)]      # its result is reused
 # (with an idempotency key the tool accepts, an unknown outcome is sent again with the same
-# key: tests/unit/test_call_log.py, and over MCP in tests/integration/test_agent_e2e.py)
+# key: tests/unit/test_call_gate.py, and over MCP in tests/integration/test_agent_e2e.py)
 
 
 @pytest.mark.parametrize("point, at_kill, status, made", POINTS, ids=[p[0] for p in POINTS])
