@@ -29,6 +29,7 @@ COMMANDS = {
     "examples": "ingest:examples",
     "plan": "repair:plan",
     "repair": "repair:repair",
+    "pending": "repair:pending",
     "history": "repair:history",
     "memory": "memory:memory",
     "patch": "memory:patch",

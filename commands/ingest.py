@@ -229,14 +229,17 @@ def show(task_id: str, original: bool, as_json: bool) -> None:
     """Show a task as it stands after its latest repair: replayed steps in the place of the
     ones they replaced, the memory with the records the repair wrote and every status it
     changed (--original: the recorded case, exactly as ingested)."""
+    from provrepair.commands.repair import side_effect_lines
     from provrepair.provenance.readback import read_case
     from provrepair.repair.current import current_case
     from provrepair.repair.runs import latest_repair
+    from provrepair.repair.tools.calllog import side_effects
 
     with store() as st:
         raw = (read_case(st, task_id, as_recorded=True).model_dump(mode="json") if original
                else current_case(st, task_id))
         repair = latest_repair(st, task_id)
+        issued = side_effects(st, task_id)
     if as_json:
         emit_json(raw)
         return
@@ -250,6 +253,10 @@ def show(task_id: str, original: bool, as_json: bool) -> None:
     for step in raw["trace"]:
         click.echo(f"  [{step['turn']}] {step['step_id']:<14} {step['step_type']:<18} "
                    f"{_short(step['content'])}")
+    if issued:
+        click.echo("side effects issued by its repairs (`history` for each run's):")
+        for line in side_effect_lines(issued):
+            click.echo("  " + line)
 
 
 def _json_names(folder: Any) -> list[str]:

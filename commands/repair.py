@@ -169,10 +169,12 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--resume", is_flag=True,
               help="Continue a repair that stopped with needs_human (exit 3), after a person "
                    "decided about the side-effecting step it names.")
-@click.option("--approve", multiple=True, metavar="STEP",
-              help="With --resume: re-issue this step's side-effecting call.")
+@click.option("--approve", multiple=True, metavar="STEP[:HASH]",
+              help="With --resume: issue exactly the call the stop showed at this step (with "
+                   ":HASH, only if that call's hash starts so); a different call there is not "
+                   "issued: the repair stops again, showing it. Approvals accumulate.")
 @click.option("--skip", multiple=True, metavar="STEP",
-              help="With --resume: do not re-issue this step's call; it stays unresolved.")
+              help="With --resume: do not issue this step's call; it stays unresolved.")
 @click.option("--continue", "continue_partial", is_flag=True,
               help="Finish a partial repair (exit 4): regenerate what it left unresolved, "
                    "e.g. with --reasoner openai or --tools, as one more run.")
@@ -194,11 +196,14 @@ def repair(task_id: str | None, reasoner: str, model: str | None, max_calls: int
 
     A task version is repaired once; running `repair` again prints that repair. Exit codes:
     0 repaired (or already repaired); 2 an error you can fix (one line on stderr); 3 stopped
-    before a side-effecting tool call (an irreversible or undeclared tool): the faulty
-    memories are already out of retrieval, and `--resume --approve STEP` or `--resume --skip
-    STEP` finishes the repair; 4 partial: the memory is repaired but some replayed steps are
-    unresolved (listed with their reasons): `--continue` with what they need (`--reasoner
-    openai`, `--tools`) regenerates them.
+    before side-effecting tool calls (an irreversible or undeclared tool, or a call that may
+    have been sent by a run that died): the faulty memories are already out of retrieval, the
+    pending calls are listed with their arguments and hash (`provrepair pending` shows them
+    again), and `--resume --approve STEP` or `--resume --skip STEP` carries on; 4 partial: the
+    memory is repaired but some replayed steps are unresolved (listed with their reasons):
+    `--continue` with what they need (`--reasoner openai`, `--tools`) regenerates them.
+    Every tool call is logged in the store before and after it is sent: no run sends a call
+    an earlier one already sent (`history` lists them).
     """
     from provrepair.repair.reasoners import make_reasoner
     from provrepair.repair.service import Resume, repair_task
@@ -277,10 +282,14 @@ def _print_report(report: Any) -> None:
                    "step(s) are unresolved; finish with: provrepair repair --task "
                    f"{report.task_id} --continue (with --reasoner openai and/or --tools)")
     if report.needs_human:
-        step = report.needs_human["step_id"]
-        click.echo(f"  NEEDS A HUMAN at {step}: {report.needs_human['reason']}")
-        click.echo(f"  the faulty memories are already out of retrieval; then run: provrepair "
-                   f"repair --task {report.task_id} --resume --approve {step}  (or --skip {step})")
+        click.echo("  NEEDS A HUMAN: the faulty memories are already out of retrieval; "
+                   f"{len(report.pending) or 1} call(s) wait for your decision:")
+        for line in pending_lines(report.pending or [report.needs_human]):
+            click.echo("    " + line)
+        steps = list(dict.fromkeys(p["step_id"] for p in report.pending or [report.needs_human]))
+        click.echo(f"  then run: provrepair repair --task {report.task_id} --resume "
+                   + " ".join(f"--approve {s}" for s in steps)
+                   + f"  (or --skip {steps[0]}; approve or skip each step)")
     used = report.reasoner
     if used.get("model"):
         click.echo(f"  reasoner:    {used['reasoner']} {used['model']} "
@@ -293,19 +302,103 @@ def _print_report(report: Any) -> None:
                f"{c.get('early_cutoff_steps', 0)} cut off early, {c.get('tool_calls', 0)} tool calls")
 
 
+def pending_lines(pending: list[dict[str, Any]]) -> list[str]:
+    """A stop's pending calls, one block each: step, tool, canonical arguments, hash, why."""
+    from provrepair.provenance.state.calls import canonical_args
+
+    lines = []
+    for call in pending:
+        if "tool" not in call:  # a stop recorded before calls were listed
+            lines += [f"{call['step_id']}  (the call is shown when the replay reaches it)",
+                      f"      {call['reason']}"]
+            continue
+        unknown = call.get("kind") == "unknown_outcome"
+        lines += [f"{call['step_id']}  {call['tool']} {canonical_args(call['args'])}  "
+                  f"#{call['call_id']}  {call['side_effect']}"
+                  + ("  MAY HAVE BEEN ISSUED" if unknown else ""),
+                  f"      {call['reason']}"]
+    return lines
+
+
+def side_effect_lines(calls: list[Any]) -> list[str]:
+    """Calls that may have acted in the world (repair/tools/calllog.py LoggedCall): what was
+    sent, when, how it ended, and the approval that allowed it."""
+    from provrepair.provenance.state.calls import canonical_args
+
+    lines = []
+    for call in calls:
+        when = _time(call.issued_at) if call.issued_at else "?"
+        outcome = (f"-> {_short(call.result or '')!r}" if call.status == "done"
+                   else f"-> {call.status}: {_short(call.error or 'no answer recorded')}")
+        allowed = (f"approved {_time(call.approved_at)}, run {call.approved_run}"
+                   if call.approved_run else f"allowed: {call.side_effect}")
+        lines.append(f"{call.step_id}  {call.tool} {canonical_args(call.args)}  "
+                     f"#{call.call_id}  sent {when}"
+                     + (f" ({call.attempts} attempts)" if call.attempts > 1 else "")
+                     + f"  {outcome}  [{allowed}]")
+    return lines
+
+
+def _time(ms: int | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime((ms or 0) / 1000))
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+@click.command()
+@click.option("--task", "task_id", required=True, help="Task id.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pending calls as JSON.")
+def pending(task_id: str, as_json: bool) -> None:
+    """The calls a stopped repair waits on (exit 3 of `repair`): step, tool, canonical
+    arguments and call hash of each, as the stop showed them, and how to go on."""
+    from provrepair.provenance.readback import get_task_props
+    from provrepair.provenance.state.runs import RunStatus
+    from provrepair.repair.runs import latest_repair
+
+    with store() as st:
+        get_task_props(st, task_id)
+        previous = latest_repair(st, task_id)
+    waiting = previous is not None and previous["status"] == RunStatus.NEEDS_HUMAN
+    summary = previous["summary"] if waiting and previous is not None else {}
+    calls = summary.get("pending") or ([summary["needs_human"]] if summary.get("needs_human")
+                                       else [])
+    if as_json:
+        emit_json(calls)
+        return
+    if previous is None or not waiting:
+        state = "has no repair" if previous is None else f"is {previous['status']}"
+        click.echo(f"task {task_id} {state}: no calls wait for a person")
+        return
+    click.echo(f"task {task_id}: run {previous['run_id']} stopped; {len(calls)} call(s) wait "
+               "for your decision:")
+    for line in pending_lines(calls):
+        click.echo("  " + line)
+    steps = list(dict.fromkeys(c["step_id"] for c in calls))
+    click.echo(f"approve: provrepair repair --task {task_id} --resume "
+               + " ".join(f"--approve {s}" for s in steps) + f"   skip: --skip {steps[0]}")
+
+
 @click.command()
 @click.option("--task", "task_id", required=True, help="Task id.")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 def history(task_id: str, as_json: bool) -> None:
-    """List the repair runs (plans and repairs) recorded for a task."""
+    """List the repair runs (plans and repairs) recorded for a task, with the side effects
+    each repair issued (tool, arguments, result, time, the approval that allowed it) and the
+    calls a stop waits on."""
     from provrepair.provenance.readback import get_task_props
     from provrepair.repair.runs import list_runs
+    from provrepair.repair.tools.calllog import issued_calls, side_effects_by_run
 
     with store() as st:
         get_task_props(st, task_id)
         runs = list_runs(st, task_id)
+        by_run = side_effects_by_run(runs, issued_calls(st, task_id))
     if as_json:
-        emit_json(runs)
+        emit_json([{**run, "side_effects": [c.public() for c in by_run.get(run["run_id"], [])]}
+                   for run in runs])
         return
     if not runs:
         click.echo(f"no repair runs for task {task_id}")
@@ -314,6 +407,13 @@ def history(task_id: str, as_json: bool) -> None:
         replay = len((run.get("plan") or {}).get("replay_step_ids", []))
         click.echo(f"{run['run_id']}  {created}Z  {run['method']:<18} {run['status']:<9} "
                    f"replay={replay}")
+        for line in side_effect_lines(by_run.get(run["run_id"], [])):
+            click.echo("    sent: " + line)
+        waiting = pending_lines(run["summary"].get("pending") or [])
+        if waiting and run["status"] == "needs_human":
+            click.echo("    waits on:")
+            for line in waiting:
+                click.echo("      " + line)
 
 
 @click.command()

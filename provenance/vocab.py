@@ -123,6 +123,9 @@ class NodeLabel(StrEnum):
     # it links to it (provenance/agent_records.py): a fault followed across conversations
     AGENT_RECORD = "AgentRecord"
     NAMESPACE_RUN = "NamespaceRun"  # a repair of a namespace's conversations (repair/namespace)
+    # The call log: one per tool call a repair issues or asks a person about
+    # (provenance/state/calls.py, repair/tools/calllog.py)
+    TOOL_CALL = "ToolCall"
 
 
 STEP_LABEL = {t: NodeLabel[t.name] for t in StepType}
@@ -162,8 +165,13 @@ LOCK_PROPERTIES = ("holder", "holder_pid", "holder_host", "holder_at", "purpose"
 CAPTURE_PROPERTIES = ("span_key", "trace_id", "start_ns", "written_ns", "span_json", "recovered",
                       "warnings", "capture_token")
 
+# The call log's properties (:ToolCall, cypher/calls/*.cypher; repair/tools/calllog.py).
+CALL_PROPERTIES = ("call_key", "call_id", "step_id", "tool", "args_json", "side_effect",
+                   "idempotency_key", "attempts", "stopped_run", "reason", "approved_run",
+                   "approved_at", "issued_at", "finished_at", "result", "result_status", "error")
+
 # Property keys the queries may use (fed to the linter so typos are caught).
-PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES,
+PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES, *CALL_PROPERTIES,
     "uid", "task_key", "task_id", "id", "kind", "position", "ts", "turn", "content", "timestamp",
     "source", "last_modified_by", "created_at", "last_modified_at", "derived_from",
     "supersedes", "trust_score", "status", "fact_key", "fact_value", "entity_id",

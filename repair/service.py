@@ -9,9 +9,13 @@ stored task version (recorded plans do not count): a task version is repaired on
 re-running `repair` returns that run's report. A repair that stops before a side effect
 (`needs_human`) still applies its memory side (docs/method.md §5, step 1): the diagnosed
 faults are deleted and the plan's quarantine applied, so the agent cannot read them again;
-nothing of the replay is written. After a person decided, `resume` (with the steps they
-approve or skip) replays the stopped run's plan again in a new run. `dry_run` takes no lock
-and writes nothing at all.
+nothing of the replay is written. The stop lists every call a person must decide about
+(step, tool, canonical arguments, call hash), recorded in the call log
+(repair/tools/calllog.py). After a person decided, `resume` records their decisions there,
+bound to the calls the stop showed (`--approve s_012` approves exactly that call; decisions
+accumulate over resumes), and replays the stopped run's plan again in a new run; a call the
+log has an answer for is reused, never sent again. `dry_run` takes no lock and writes nothing
+at all.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from provrepair.repair.runs import (
     run_key,
 )
 from provrepair.repair.scope_sweep import quarantine_namespace_copies
+from provrepair.repair.tools.calllog import CallLog, Calls, record_decisions, record_stop
 from provrepair.repair.tools.declared import ToolSet
 from provrepair.repair.tools.packs import domain_functions, domain_tools
 from provrepair.repair.tools.registry import ToolRegistry
@@ -59,7 +64,9 @@ METHOD = "dependency_guided"
 class Resume:
     """What a person decided about a stopped repair (`repair --resume`)."""
 
-    approve: frozenset[str] = frozenset()   # re-issue these side-effecting calls
+    # the calls the stop showed at these steps may be issued (`STEP` or `STEP:HASH`, the hash
+    # then checked against the call shown)
+    approve: frozenset[str] = frozenset()
     skip: frozenset[str] = frozenset()      # do not re-issue these; their steps stay unresolved
     continuing: bool = False                # `--continue`: finish a partial repair instead
 
@@ -87,7 +94,11 @@ class RepairReport:
     new_memory_ids: list[str] = field(default_factory=list)
     active_memory_ids: list[str] = field(default_factory=list)   # the repaired active store
     unresolved: dict[str, str] = field(default_factory=dict)
-    needs_human: dict[str, str] | None = None
+    needs_human: dict[str, str] | None = None   # the first pending call's {step_id, reason}
+    # every call the stop waits on: {step_id, tool, args, call_id, side_effect, kind, reason}
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    # the calls this run sent or reused, as the call log has them (repair/tools/calllog.py)
+    calls: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     decision: dict[str, Any] = field(default_factory=dict)       # what planning cost (Decision)
     reasoner: dict[str, Any] = field(default_factory=dict)       # model, prompt contract, tokens
@@ -142,7 +153,7 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
     run_id = new_run_id()
     if dry_run:  # read-only: no lock, no rollback, nothing written
         report = _replay(store, task_id, reasoner, faults, early_cutoff, planner, run_id,
-                         tools=tools, shared=shared)[0]
+                         tools=tools, dry_run=True, shared=shared)[0]
         report.run_id, report.status = None, ReportStatus.DRY_RUN.value
         return report
     checkpoint("before_lock")
@@ -154,17 +165,19 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
         if resume is not None:
             stopped_plan = _resumable_plan(task_id, previous, resume)
             assert previous is not None
+            record_decisions(store, task_id, run_id, previous["summary"], resume.approve,
+                             resume.skip)
             base = previous["run_id"] if resume.continuing else previous["summary"].get("continues")
             prior = _prior(store, task_id, base) if base is not None else None
         elif previous is not None:
             _refuse_other_faults(task_id, previous, faults)
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
-        report, plan, state, result = _replay(store, task_id, reasoner, faults, early_cutoff,
-                                              planner, run_id, stopped_plan, resume, tools, prior,
-                                              shared)
+        report, plan, state, result, calls = _replay(store, task_id, reasoner, faults,
+                                                     early_cutoff, planner, run_id, stopped_plan,
+                                                     resume, tools, prior, shared=shared)
         report.continues = base
-        _write(store, plan, state, result, run_id, report, method)
+        _write(store, plan, state, result, run_id, report, method, calls)
         return report
 
 
@@ -215,19 +228,15 @@ def _resumable_plan(task_id: str, previous: dict[str, Any] | None,
         raise NothingToResume(f"task {task_id!r} {state}: nothing to resume (only a repair "
                               "that stopped with needs_human can be resumed)")
     assert previous is not None
-    plan = RepairPlan.model_validate(previous["plan"])
-    for step_id in sorted(resume.approve | resume.skip):
-        if step_id not in plan.replay_step_ids:
-            raise NothingToResume(f"task {task_id!r}: step {step_id!r} is not replayed by the "
-                                  "stopped repair (--approve/--skip name a step it stopped at)")
-    return plan
+    return RepairPlan.model_validate(previous["plan"])
 
 
 def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[str] | None,
             early_cutoff: bool, planner: Method, run_id: str, plan: RepairPlan | None = None,
             resume: Resume | None = None, tools: ToolSet | None = None,
-            prior: PriorOutcome | None = None, shared: Shared | None = None,
-            ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult]:
+            prior: PriorOutcome | None = None, dry_run: bool = False,
+            shared: Shared | None = None,
+            ) -> tuple[RepairReport, RepairPlan, RepairState, ReplayResult, Calls]:
     case = read_case(store, task_id, with_evaluation=False)
     decision = Decision()
     shared = shared or Shared()
@@ -236,22 +245,29 @@ def _replay(store: GraphStore, task_id: str, reasoner: Reasoner, faults: list[st
                                              shared.inherited))
         plan, decision = planned.plan, planned.decision
     resume = resume or Resume()
-    registry = ToolRegistry(case.tools, case.world, domain_tools(case.domain),
-                            approved=resume.approve, declared=tools)
+    registry = ToolRegistry(case.tools, case.world, domain_tools(case.domain), declared=tools)
+    calls = Calls(registry, CallLog(store, task_id, run_id, durable=not dry_run), dry_run)
     # an ablation may turn early cutoff off (without selective replay replays everything)
     stored = [(row["id"], row["kind"])
               for row in store.run("list_task_node_ids", {"task_key": task_key(task_id)})]
     executor = Executor(case, plan, reasoner, registry, run_id[-6:],
                         early_cutoff=early_cutoff and planner.early_cutoff,
                         functions=domain_functions(case.domain), stored_ids=stored,
-                        skipped=resume.skip, prior=prior, carried=shared.carried,
-                        reserved=shared.taken)
+                        skipped=_steps(resume.skip), prior=prior, calls=calls,
+                        carried=shared.carried, reserved=shared.taken)
     result = executor.run()
     report = _report(task_id, run_id, plan, executor.state, result)
     report.decision = asdict(decision)
     usage = getattr(reasoner, "usage", None)  # the model's reasoners say what they used
     report.reasoner = usage() if callable(usage) else {"reasoner": reasoner.name}
-    return report, plan, executor.state, result
+    report.pending = [p.to_json() for p in result.pending]
+    report.calls = [calls.log.calls[c].public() for c in dict.fromkeys(calls.seen)]
+    return report, plan, executor.state, result, calls
+
+
+def _steps(decided: frozenset[str]) -> frozenset[str]:
+    """The step ids of `--approve`/`--skip` values (`STEP` or `STEP:HASH`)."""
+    return frozenset(value.split(":", 1)[0] for value in decided)
 
 
 def _require_complete(store: GraphStore, task_id: str) -> None:
@@ -273,9 +289,11 @@ def _previous_report(previous: dict[str, Any]) -> RepairReport:
 
 
 def _write(store: GraphStore, plan: RepairPlan, state: RepairState, result: ReplayResult,
-           run_id: str, report: RepairReport, method: str) -> None:
+           run_id: str, report: RepairReport, method: str, calls: Calls) -> None:
     record_plan_run(store, plan, method=method, status=None, run_id=run_id)
     checkpoint("after_run_record")
+    # the read-only calls' answers; at a stop, the calls it shows
+    record_stop(calls.log, run_id, result.pending)
     props = {**commit_props(report.status), "answer": report.answer or "",
              "summary_json": json.dumps(report.to_json())}
     if report.status == RunStatus.NEEDS_HUMAN:  # stop before that step: memory side only
@@ -320,7 +338,7 @@ def _report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairSta
                 "replayed_steps": len(plan.replay_step_ids) - len(result.cutoff)
                 - len(result.reused), "reused_steps": len(result.reused),
                 "early_cutoff_steps": len(result.cutoff), "tool_calls": result.tool_calls,
-                "original_steps": len(state.original)})
+                "reused_calls": result.reused_calls, "original_steps": len(state.original)})
 
 
 def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: RepairState,
@@ -336,7 +354,8 @@ def _stopped_report(task_id: str, run_id: str | None, plan: RepairPlan, state: R
         needs_human=result.needs_human,
         counts={"llm_calls": result.llm_calls, "tokens": result.tokens, "replayed_steps": 0,
                 "reused_steps": len(result.reused), "early_cutoff_steps": 0,
-                "tool_calls": result.tool_calls, "original_steps": len(state.original)})
+                "tool_calls": result.tool_calls, "reused_calls": result.reused_calls,
+                "original_steps": len(state.original)})
 
 
 def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offline", *,

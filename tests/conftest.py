@@ -179,3 +179,10 @@ def engine_cli(request: pytest.FixtureRequest, server_home: Path, server: Server
                        PROVREPAIR_DATABASE=request.getfixturevalue("bolt_database"))
     return cli
 
+
+@pytest.fixture
+def effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the side-effect tools (tests/side_effect_tools.py) append each effect to."""
+    path = tmp_path / "effects.jsonl"
+    monkeypatch.setenv("PROVREPAIR_TEST_EFFECTS", str(path))
+    return path

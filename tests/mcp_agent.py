@@ -1,7 +1,8 @@
 """A small shopping agent as a user would write one: the real `openai` client (instrumented by
 the real opentelemetry-instrumentation-openai-v2 when a test records it), its tools on an MCP
 server (tests/mcp_tool_server.py, over stdio with the official `mcp` client) and its memory in
-a LangGraph `SqliteStore`. It finds where the P0199 headset is cheapest, orders it there, and
+a LangGraph `SqliteStore`. It finds where the P0199 headset is cheapest, orders it there and
+emails the user about it (two tool calls in one reply, run one after the other), and
 remembers the answer; its memory operations are traced with `memory_span` (LangGraph's store
 has no instrumentation of its own).
 
@@ -38,7 +39,13 @@ TOOLS = [
         "name": "place_order", "description": "Order the P0199 headset at the store",
         "parameters": {"type": "object", "properties": {"store": {"type": "string"}},
                        "required": ["store"]}}},
+    {"type": "function", "function": {
+        "name": "send_email", "description": "Email someone",
+        "parameters": {"type": "object", "properties": {"to": {"type": "string"},
+                                                        "body": {"type": "string"}},
+                       "required": ["to", "body"]}}},
 ]
+USER = "me@example.com"
 QUESTION = "Order the P0199 headset where it is cheapest. Remember the store."
 PRICE = re.compile(r"(Store[A-Z])\b[^$]*?\$(\d+\.\d\d)")
 
@@ -113,22 +120,31 @@ def cheapest(text: str) -> tuple[str, str]:
 
 def agent_reply(body: dict[str, Any]) -> Reply:
     """The model's decision for the agent's own request: price the store it knows nothing of,
-    order at the cheapest store it knows, then say where it ordered."""
+    order at the cheapest store it knows and email the user about it (both at once), then say
+    where it ordered."""
     messages = body["messages"]
     said = " ".join(str(m.get("content") or "") for m in messages)
     results = [str(m.get("content")) for m in messages if m.get("role") == "tool"]
     if not results:
-        return _call("get_price", "StoreA", len(messages))
+        return _calls(len(messages), ("get_price", {"store": "StoreA"}))
     if not any(r.startswith("order placed") for r in results):
-        return _call("place_order", cheapest(said)[0], len(messages))
+        return _calls(len(messages), *order_calls(said))
     ordered = next(r for r in results if r.startswith("order placed"))
     store, price = re.findall(r"order placed at (Store[A-Z]) \((\$[\d.]+)\)", ordered)[0]
     return Reply(f"Ordered the P0199 headset at {store} for {price}, the cheapest.")
 
 
-def _call(tool: str, store: str, n: int) -> Reply:
-    return Reply(tool_calls=[{"id": f"call_{n}", "type": "function", "function": {
-        "name": tool, "arguments": json.dumps({"store": store})}}])
+def order_calls(said: str) -> list[tuple[str, dict[str, str]]]:
+    """The order at the cheapest store the text states, and the email telling the user."""
+    store, price = cheapest(said)
+    return [("place_order", {"store": store}),
+            ("send_email", {"to": USER, "body": f"Ordering the P0199 headset at {store} for "
+                                                f"{price}."})]
+
+
+def _calls(n: int, *calls: tuple[str, dict[str, str]]) -> Reply:
+    return Reply(tool_calls=[{"id": f"call_{n}_{i}", "type": "function", "function": {
+        "name": tool, "arguments": json.dumps(args)}} for i, (tool, args) in enumerate(calls)])
 
 
 # -- the model a repair talks to (--reasoner openai) --------------------------------------------
@@ -153,9 +169,10 @@ def repair_reply(body: dict[str, Any]) -> Reply:
     cited = [m["id"] for m in context["memories"]] + [s["id"] for s in context["steps"]]
     if "Issue exactly one replacement call" in system:
         tool = target["untrusted_old_call"]["tool_name"]
-        store = "StoreA" if tool == "get_price" else cheapest(" ".join(seen))[0]
+        args = {"store": "StoreA"} if tool == "get_price" else \
+            dict(order_calls(" ".join(seen)))[tool]
         out: dict[str, Any] = {"target_step_id": target["step_id"], "tool_name": tool,
-                               "tool_args": {"store": store}, "cited_ids": cited}
+                               "tool_args": args, "cited_ids": cited}
     else:
         orders = [c for c in seen if c.startswith("order placed")]
         content = (agent_reply({"messages": [{"role": "tool", "content": c} for c in orders]})

@@ -40,6 +40,7 @@ OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
 OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
 OPTIONAL MATCH (sync30:AgentRecord) WITH sync30 LIMIT 1
 OPTIONAL MATCH (sync31:NamespaceRun) WITH sync31 LIMIT 1
+OPTIONAL MATCH (sync32:ToolCall) WITH sync32 LIMIT 1
 WITH count(*) AS synced
 MATCH (c:CaptureSpan {trace_id: $trace_id})
 WHERE c.task_key IS NULL

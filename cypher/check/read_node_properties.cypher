@@ -95,3 +95,6 @@ RETURN 'AgentRecord' AS label, count(properties(n)) AS read
 UNION ALL
 MATCH (n:NamespaceRun)
 RETURN 'NamespaceRun' AS label, count(properties(n)) AS read
+UNION ALL
+MATCH (n:ToolCall)
+RETURN 'ToolCall' AS label, count(properties(n)) AS read

@@ -130,3 +130,7 @@ UNION ALL
 MATCH (n:NamespaceRun)
 RETURN 'NamespaceRun' AS label, count(n) AS scanned,
        sum(CASE WHEN 'NamespaceRun' IN labels(n) THEN 0 ELSE 1 END) AS stray
+UNION ALL
+MATCH (n:ToolCall)
+RETURN 'ToolCall' AS label, count(n) AS scanned,
+       sum(CASE WHEN 'ToolCall' IN labels(n) THEN 0 ELSE 1 END) AS stray

@@ -42,6 +42,7 @@ OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
 OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
 OPTIONAL MATCH (sync30:AgentRecord) WITH sync30 LIMIT 1
 OPTIONAL MATCH (sync31:NamespaceRun) WITH sync31 LIMIT 1
+OPTIONAL MATCH (sync32:ToolCall) WITH sync32 LIMIT 1
 WITH count(*) AS synced
 OPTIONAL MATCH (t:Task {task_key: $task_key})
 DETACH DELETE t
@@ -49,6 +50,9 @@ WITH count(*) AS tasks
 OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH count(*) AS runs
+OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
+DELETE call
+WITH count(*) AS calls
 OPTIONAL MATCH (c:CaptureSpan {task_key: $task_key})
 DELETE c
 WITH count(*) AS journal

@@ -3,8 +3,8 @@
 // params: task_key, staging_key
 // The atomic step of ingest (one statement; FalkorDB has no multi-statement transactions):
 // only if the staged copy has its task record, drop the old version of the task (with its
-// repair runs, which describe a graph that no longer exists) and move the staged copy into
-// place by rewriting its keys (uid = key + "/" + encoded id).
+// repair runs, which describe a graph that no longer exists, and their call log) and move
+// the staged copy into place by rewriting its keys (uid = key + "/" + encoded id).
 // A crash before this statement leaves the old version untouched; after it, the new one.
 // `swapped` is 0 when there was no staged copy (aggregates still return one row).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
@@ -45,6 +45,7 @@ OPTIONAL MATCH (sync28:Regenerated) WITH sync28 LIMIT 1
 OPTIONAL MATCH (sync29:CaptureSpan) WITH sync29 LIMIT 1
 OPTIONAL MATCH (sync30:AgentRecord) WITH sync30 LIMIT 1
 OPTIONAL MATCH (sync31:NamespaceRun) WITH sync31 LIMIT 1
+OPTIONAL MATCH (sync32:ToolCall) WITH sync32 LIMIT 1
 WITH count(*) AS synced
 MATCH (st:Task {task_key: $staging_key})
 OPTIONAL MATCH (old:Task {task_key: $task_key})
@@ -52,6 +53,9 @@ DETACH DELETE old
 WITH DISTINCT st
 OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
+WITH DISTINCT st
+OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
+DELETE call
 WITH DISTINCT st
 OPTIONAL MATCH (o:Node {task_key: $task_key})
 DETACH DELETE o

@@ -6,10 +6,13 @@ shape, an invented or withheld id) is sent back with the error and retried, at m
 `attempts` calls; a timeout counts as an attempt. Calls and tokens are counted. When no
 attempt succeeds the step is unresolved (never filled from the old step).
 
-`max_calls` and `budget` (total tokens) bound one reasoner's use: once either is reached no
-request is sent, and every step still to regenerate is unresolved, saying so (the repair ends
-`partial`; `repair --continue` finishes it later). `usage()` is what the run records: model,
-prompt contract (name and digest of its text), calls and tokens.
+`max_calls` and `budget` (total tokens) bound one reasoner's use, checked before each request:
+none is sent once the calls are used up, or when the tokens used plus the largest request so
+far would pass the budget (a request costs about what the largest one did: the prompt grows
+with the replay). Every step still to regenerate is then unresolved, saying so (the repair
+ends `partial`; `repair --continue` finishes it later). `usage()` is what the run records:
+model, prompt contract (name and digest of its text), calls and tokens. Long texts in a
+prompt are cut with a marker (repair/reasoners/prompts.py); the stored values stay whole.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class OpenAIReasoner:
         self.client, self.model, self.attempts = client, model, attempts
         self.max_calls, self.budget = max_calls, budget
         self.calls = self.prompt_tokens = self.completion_tokens = 0
+        self.largest = 0  # the most tokens one request took
         self.contracts: Counter[str] = Counter()
         self.exhausted: str | None = None
 
@@ -78,10 +82,15 @@ class OpenAIReasoner:
                 "max_calls": self.max_calls, "budget": self.budget, "exhausted": self.exhausted}
 
     def _limit_reached(self) -> str | None:
+        """Why no further request may be sent, if one may not (checked before each)."""
+        used = self.prompt_tokens + self.completion_tokens
         if self.max_calls is not None and self.calls >= self.max_calls:
             self.exhausted = f"--max-calls {self.max_calls} reached"
-        elif self.budget is not None and self.prompt_tokens + self.completion_tokens >= self.budget:
+        elif self.budget is not None and used >= self.budget:
             self.exhausted = f"--budget of {self.budget} tokens used"
+        elif self.budget is not None and used + self.largest > self.budget:
+            self.exhausted = (f"--budget of {self.budget} tokens: {used} used, and a request "
+                              f"takes up to {self.largest}")
         return self.exhausted
 
     def regenerate(self, request: StepRequest) -> StepOutput:
@@ -111,6 +120,7 @@ class OpenAIReasoner:
                 tokens += reply.usage.total_tokens
                 self.prompt_tokens += reply.usage.prompt_tokens
                 self.completion_tokens += reply.usage.completion_tokens
+                self.largest = max(self.largest, reply.usage.total_tokens)
             text = reply.choices[0].message.content or ""
             try:
                 output = self._parse(contract, text, request)

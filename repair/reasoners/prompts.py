@@ -2,6 +2,10 @@
 
 Every stage returns strict JSON citing evidence ids; the old step is shown only as an
 untrusted hint. The output models are parsed with pydantic; unknown keys are refused.
+
+The context is bounded: a text longer than `MAX_TEXT` characters (a tool's 1 MB result, a
+long memory) is cut in the prompt, with a marker saying how much was left out; the stored
+value stays whole. Without the cut every later request of the replay would carry it again.
 """
 
 from __future__ import annotations
@@ -89,20 +93,32 @@ def contract_for(step_type: StepType) -> str:
     return "memory" if step_type in MUTATION_STEP_TYPES else "content"
 
 
-def messages(request: StepRequest, contract: str) -> list[dict[str, str]]:
+MAX_TEXT = 4000  # characters of one text in a prompt
+
+
+def bounded(text: str | None, limit: int = MAX_TEXT) -> str | None:
+    """`text`, cut to `limit` characters with a marker when longer."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f" [… cut: {len(text) - limit:,} of {len(text):,} characters left out]"
+
+
+def messages(request: StepRequest, contract: str,
+             limit: int = MAX_TEXT) -> list[dict[str, str]]:
     step = request.step
     system = (DOMAIN_PROMPTS.get(request.domain, "You are a helpful assistant.") + "\n\n"
               "You are repairing one step of an agent run whose memory was faulty. "
               + CONTRACTS[contract][1])
     context = {
-        "user_inputs": [{"id": u.input_id, "turn": u.turn, "content": u.content}
+        "user_inputs": [{"id": u.input_id, "turn": u.turn, "content": bounded(u.content, limit)}
                         for u in request.inputs],
-        "memories": [{"id": m.memory_id, "content": m.content} for m in request.memories],
-        "steps": [{"id": s.step_id, "type": s.step_type.value, "content": s.content}
-                  for s in request.steps],
+        "memories": [{"id": m.memory_id, "content": bounded(m.content, limit)}
+                     for m in request.memories],
+        "steps": [{"id": s.step_id, "type": s.step_type.value,
+                   "content": bounded(s.content, limit)} for s in request.steps],
         "tools": [t.model_dump(mode="json") for t in request.tools],
         "target": {"step_id": step.step_id, "type": step.step_type.value, "turn": step.turn,
-                   "untrusted_old_content": step.content,
+                   "untrusted_old_content": bounded(step.content, limit),
                    "untrusted_old_call": {"tool_name": step.tool_name,
                                           "tool_args": step.tool_args}},
     }

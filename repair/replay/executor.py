@@ -7,6 +7,13 @@ Unresolved propagates: a step that could not be regenerated, a tool call that co
 or failed (and the observation it would have produced), and every replayed step that uses one
 of them is unresolved, with its reason; such a step is never regenerated from, nor re-issued
 with, what it recorded (its recorded arguments came from the contaminated run).
+
+Tool calls go through the call log (repair/tools/calllog.py): a call already answered in an
+earlier run of the task version is reused, never sent again. A call a person must decide about
+(an irreversible or undeclared tool without their approval of that very call, or one that may
+have been sent already) is pending: the replay goes on without it, so one stop lists every
+pending call the replay reaches (the steps that need a pending call's result wait with it),
+and the run stops (`needs_human`) with nothing of the replay written.
 """
 
 from __future__ import annotations
@@ -23,12 +30,9 @@ from provrepair.repair.reasoners.base import Reasoner, StepOutput, StepRequest, 
 from provrepair.repair.replay.mutations import apply_mutation
 from provrepair.repair.replay.prior import PriorOutcome
 from provrepair.repair.replay.state import RepairState
-from provrepair.repair.tools.registry import (
-    SideEffectRefused,
-    ToolRegistry,
-    ToolResult,
-    ToolUnavailable,
-)
+from provrepair.repair.tools.base import ToolResult, ToolUnavailable
+from provrepair.repair.tools.calllog import CallLog, CallPending, Calls, PendingCall
+from provrepair.repair.tools.registry import ToolRegistry
 
 
 @dataclass
@@ -41,10 +45,12 @@ class ReplayResult:
     cutoff: list[str] = field(default_factory=list)            # kept by early cutoff
     unchanged: list[str] = field(default_factory=list)         # replayed, same output
     reused: list[str] = field(default_factory=list)            # resolved by an earlier run
-    needs_human: dict[str, str] | None = None                  # {step_id, reason}
+    needs_human: dict[str, str] | None = None                  # {step_id, reason}: the first
+    pending: list[PendingCall] = field(default_factory=list)   # every call a person must decide
     llm_calls: int = 0
     tokens: int = 0
-    tool_calls: int = 0
+    tool_calls: int = 0        # calls sent
+    reused_calls: int = 0      # calls an earlier run of the version answered, not sent again
 
 
 class Executor:
@@ -54,20 +60,23 @@ class Executor:
                  stored_ids: Iterable[tuple[str, str]] = (),
                  skipped: frozenset[str] = frozenset(), prior: PriorOutcome | None = None,
                  carried: Iterable[tuple[MemoryRecord, str]] = (),
-                 reserved: Iterable[str] = ()):
+                 reserved: Iterable[str] = (), calls: Calls | None = None):
         """`prior`: what earlier runs of this task version replayed (a continuation reuses
         what they resolved and regenerates the rest, repair/replay/prior.py). `carried`:
         (record, the record it replaces) that earlier conversations' repairs rewrote in the
         shared memory, read by this one (RepairState.carry); `reserved`: ids the records it
-        writes may not take (the shared memory's other conversations use them)."""
+        writes may not take (the shared memory's other conversations use them); `calls`: the
+        gate to the task's call log (without one, an in-memory log: nothing is written)."""
         self.case, self.plan, self.reasoner, self.tools = case, plan, reasoner, tools
+        self.calls = calls or Calls(tools, CallLog(None, case.task_id, tag))
         self.state = RepairState(case, plan, tag, stored_ids)
         self.prior = prior
         for record, replaces in prior.memories if prior is not None else ():
             self.state.memories[record.memory_id] = record
             if replaces is not None:
                 self.state.memory_remap[replaces] = record.memory_id
-        self.skipped = skipped  # actions a person chose not to re-issue (--resume --skip)
+        # actions a person chose not to re-issue (--resume --skip, now or at an earlier resume)
+        self.skipped = skipped | self.calls.log.skipped_steps()
         self.state.taken.update(reserved)
         for record, replaces in carried:
             self.state.carry(record, replaces)
@@ -89,12 +98,11 @@ class Executor:
                 # kept as it was, with the observations it generated (they stay valid)
                 self.state.visible.update([step_id, *(o.step_id for o in self._observations(step))])
                 continue
-            try:
-                self._replay(step)
-            except SideEffectRefused as exc:
-                self.result.needs_human = {"step_id": step_id, "reason": str(exc)}
-                break
-        self.result.tool_calls = self.tools.calls
+            self._replay(step)
+        if self.result.pending:
+            first = self.result.pending[0]
+            self.result.needs_human = {"step_id": first.step_id, "reason": first.reason}
+        self.result.tool_calls, self.result.reused_calls = self.calls.sent, self.calls.reused
         if self.final_id is not None and self.final_id not in self.plan.replay_step_ids:
             # not regenerated (a method that replays nothing): the recorded answer stands
             self.result.answer = self.state.original[self.final_id].content
@@ -192,12 +200,16 @@ class Executor:
             self._record(step, new, same=False)
             self._observe(step, new, None, same_call=False)
             return
-        compensate = self.tools.check_replayable(call.tool, step.step_id)
         result: ToolResult | None = None
         try:
-            if compensate is not None:  # undo the recorded effect first; if that fails, stop
-                self.tools.call(compensate, dict(step.tool_args or {}))
-            result = self.tools.call(call.tool, call.args)
+            result = self.calls.issue(step.step_id, call.tool, call.args,
+                                      dict(step.tool_args or {}))
+        except CallPending as exc:  # waits for a person; what needs its result waits too
+            self.result.pending.append(exc.call)
+            self.result.unresolved[step.step_id] = f"waiting for a person: {exc.call.reason}"
+            for old in self._observations(step):
+                self.result.unresolved[old.step_id] = f"its action {step.step_id} is waiting"
+            return
         except ToolUnavailable as exc:  # the step is unresolved; the repair goes on
             self.result.unresolved[step.step_id] = str(exc)
             new = new.model_copy(update={"content": f"(unresolved: {exc})"})
@@ -237,9 +249,17 @@ class Executor:
         return next((i for i in inputs if i in self.result.unresolved), None)
 
     def _observations(self, action: ExecutionStep) -> list[ExecutionStep]:
-        """The recorded observations an action generated (it is in their prev/used ids)."""
-        return [s for s in self.case.trace if s.step_type is StepType.TOOL_OBSERVATION
-                and action.step_id in (*s.prev_step_ids, *s.used_ids)]
+        """The recorded observations an action generated: those that use it, else (an older
+        recording) those that follow it (it is in their prev_step_ids) and use no other
+        action. With parallel calls the observations of several actions follow the last of
+        them: each belongs to the action it uses, never to the one it merely follows."""
+        observations = [s for s in self.case.trace if s.step_type is StepType.TOOL_OBSERVATION]
+        using = [s for s in observations if action.step_id in s.used_ids]
+        if using:
+            return using
+        actions = {s.step_id for s in self.case.trace if s.step_type is StepType.TOOL_ACTION}
+        return [s for s in observations if action.step_id in s.prev_step_ids
+                and not actions & set(s.used_ids)]
 
     def _record(self, old: ExecutionStep, new: ExecutionStep, *, same: bool) -> None:
         self.state.replace(old.step_id, new)

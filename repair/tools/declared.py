@@ -20,7 +20,8 @@ A tool nobody declared is irreversible: the repair stops before re-issuing it (n
 A tools file (`repair --tools FILE`, JSON or TOML) says the same:
 
     {"tools": {"get_price": "read_only",
-               "book": {"side_effect": "compensable", "compensate": "cancel"}},
+               "book": {"side_effect": "compensable", "compensate": "cancel"},
+               "charge": {"side_effect": "irreversible", "idempotency_key": "request_id"}},
      "openai_tools": [{"type": "function", "function": {"name": ..., "parameters": ...}}],
      "mcp_servers": [{"command": "python", "args": ["-m", "my_tools"], "env": {}}],
      "python": ["my_agent.tools:TOOLS"]}
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.models import ToolSpec
-from provrepair.repair.tools.registry import ToolCallRejected, ToolFailed, ToolResult
+from provrepair.repair.tools.base import Runner, ToolCallRejected, ToolFailed, ToolResult
 
 if TYPE_CHECKING:
     from provrepair.repair.tools.mcp import McpServer
@@ -75,14 +76,12 @@ def class_of(spec: ToolSpec) -> SideEffect:
     return SideEffect.COMPENSABLE if spec.compensate else SideEffect.IRREVERSIBLE
 
 
-Runner = Callable[[dict[str, Any]], ToolResult]
-
-
 @dataclass
 class DeclaredTool:
     spec: ToolSpec | None                 # None: known (listed by a server), class undeclared
     run: Runner | None = None
     parameters: dict[str, Any] | None = None  # JSON Schema of the arguments, when known
+    idempotency_key: str | None = None    # the argument that carries an idempotency key
 
 
 @dataclass
@@ -93,19 +92,24 @@ class ToolSet:
     servers: list[McpServer] = field(default_factory=list)
 
     def declare(self, name: str, side_effect: SideEffect | str,
-                compensate: str | None = None) -> ToolSet:
-        """A class for a tool, whatever implements it."""
+                compensate: str | None = None, *, idempotency_key: str | None = None) -> ToolSet:
+        """A class for a tool, whatever implements it. `idempotency_key`: the argument through
+        which the tool accepts an idempotency key (as Stripe's API does): every call is sent
+        with a key of its own there, the same key for every attempt, so a call whose outcome
+        is unknown (a crash, no answer) can be sent again without acting twice."""
         tool = self.tools.setdefault(name, DeclaredTool(None))
         tool.spec = spec_of(name, side_effect, compensate)
+        tool.idempotency_key = idempotency_key
         return self
 
     def add(self, fn: Callable[..., Any], side_effect: SideEffect | str, *,
-            compensate: str | None = None, name: str | None = None) -> ToolSet:
+            compensate: str | None = None, name: str | None = None,
+            idempotency_key: str | None = None) -> ToolSet:
         """A plain Python callable, called with the call's arguments as keywords; it returns
         the observation (text, or anything JSON shows); an exception leaves the step
         unresolved."""
         tool_name = name or fn.__name__
-        self.declare(tool_name, side_effect, compensate)
+        self.declare(tool_name, side_effect, compensate, idempotency_key=idempotency_key)
         self.tools[tool_name].run = callable_runner(tool_name, fn)
         return self
 
@@ -152,6 +156,7 @@ class ToolSet:
             mine.spec = tool.spec or mine.spec
             mine.run = tool.run or mine.run
             mine.parameters = tool.parameters or mine.parameters
+            mine.idempotency_key = tool.idempotency_key or mine.idempotency_key
         self.servers.extend(other.servers)
         return self
 
@@ -169,6 +174,10 @@ class ToolSet:
             if name in server.tool_names():
                 return server.annotated_spec(name)
         return None
+
+    def idempotency_key(self, name: str) -> str | None:
+        tool = self.tools.get(name)
+        return tool.idempotency_key if tool is not None else None
 
     def runner(self, name: str) -> Runner | None:
         tool = self.tools.get(name)
@@ -298,7 +307,12 @@ def tools_from_mapping(raw: Mapping[str, Any], base: Path, where: str) -> ToolSe
         if isinstance(declared, str):
             tools.declare(name, declared)
         elif isinstance(declared, Mapping) and "side_effect" in declared:
-            tools.declare(name, declared["side_effect"], declared.get("compensate"))
+            id_key = declared.get("idempotency_key")
+            if id_key is not None and not isinstance(id_key, str):
+                raise ConfigError(f"--tools {where!r}: tool {name!r}: idempotency_key names "
+                                  "the argument that carries the key (a string)")
+            tools.declare(name, declared["side_effect"], declared.get("compensate"),
+                          idempotency_key=id_key)
         else:
             raise ConfigError(f"--tools {where!r}: tool {name!r} needs a side-effect class "
                               f"({', '.join(c.value for c in SideEffect)})")

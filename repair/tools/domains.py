@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from provrepair.repair.derive import Context, DomainFunction, Unresolved, as_number
-from provrepair.repair.tools.packs import ToolPack
-from provrepair.repair.tools.registry import DomainTool, ToolResult
+from provrepair.repair.tools.base import DomainTool, ToolPack, ToolResult
+from provrepair.repair.tools.declared import spec_of
 
 
 def _missing(what: str) -> ToolResult:
@@ -39,12 +39,7 @@ def compare_price(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
 
 
 def get_flight(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
-    flight = world.get("flights", {}).get(args.get("flight_id"))
-    if flight is None:
-        return _missing(f"flight {args.get('flight_id')}")
-    fid = args["flight_id"]
-    return ToolResult(f"{fid}: " + ", ".join(f"{k}={v}" for k, v in sorted(flight.items())),
-                      [{"entity_id": fid, "fact_key": k, "fact_value": v} for k, v in flight.items()])
+    return _record("flights", "flight_id", args, world)
 
 
 def search_flights(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
@@ -57,34 +52,27 @@ def search_flights(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
 
 
 def lookup_order(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
-    order = world.get("orders", {}).get(args.get("order_id"))
-    if order is None:
-        return _missing(f"order {args.get('order_id')}")
-    oid = args["order_id"]
-    return ToolResult(f"{oid}: " + ", ".join(f"{k}={v}" for k, v in sorted(order.items())),
-                      [{"entity_id": oid, "fact_key": k, "fact_value": v}
-                       for k, v in order.items() if not isinstance(v, (list, dict))])
+    return _record("orders", "order_id", args, world)
 
 
 def get_ticket(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
-    ticket = world.get("tickets", {}).get(args.get("ticket_id"))
-    if ticket is None:
-        return _missing(f"ticket {args.get('ticket_id')}")
-    tid = args["ticket_id"]
-    return ToolResult(f"{tid}: " + ", ".join(f"{k}={v}" for k, v in sorted(ticket.items())),
-                      [{"entity_id": tid, "fact_key": k, "fact_value": v} for k, v in ticket.items()])
+    return _record("tickets", "ticket_id", args, world)
 
 
 def _record(kind: str, key: str, args: dict[str, Any], world: dict[str, Any],
-            fields: tuple[str, ...]) -> ToolResult:
-    """A world record's listed fields, as a text result and one fact per field."""
+            fields: tuple[str, ...] | None = None) -> ToolResult:
+    """The world record `world[kind][args[key]]` as a text result (its listed fields, else all
+    of them sorted) and one fact per field (a fact states a JSON scalar: a list or an object
+    is shown, not stated). A missing record is named by `key` without its `_id`."""
     entity = args.get(key)
     record = world.get(kind, {}).get(entity)
     if record is None:
-        return _missing(f"{key} {entity}")
-    shown = [(f, record[f]) for f in fields if f in record]
-    return ToolResult(f"{entity}: " + ", ".join(f"{f}={v}" for f, v in shown),
-                      [{"entity_id": entity, "fact_key": f, "fact_value": v} for f, v in shown])
+        return _missing(f"{key.removesuffix('_id')} {entity}")
+    listed = [(f, record[f]) for f in fields if f in record] if fields else list(record.items())
+    text = listed if fields else sorted(listed)
+    return ToolResult(f"{entity}: " + ", ".join(f"{f}={v}" for f, v in text),
+                      [{"entity_id": entity, "fact_key": f, "fact_value": v} for f, v in listed
+                       if not isinstance(v, (list, dict))])
 
 
 def get_product(args: dict[str, Any], world: dict[str, Any]) -> ToolResult:
@@ -167,8 +155,6 @@ CLASSES: dict[str, dict[str, tuple[str, str | None]]] = {
 
 
 def _pack(domain: str) -> ToolPack:
-    from provrepair.repair.tools.declared import spec_of
-
     return ToolPack(PACKS[domain], [spec_of(name, cls, compensate)
                                     for name, (cls, compensate) in CLASSES[domain].items()])
 

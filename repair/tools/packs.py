@@ -8,21 +8,11 @@ irreversible, like any undeclared tool).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from provrepair.provenance.models import ToolSpec
 from provrepair.provenance.registry import Registry
 from provrepair.repair.derive import DomainFunction
-from provrepair.repair.tools.registry import DomainTool
+from provrepair.repair.tools.base import ToolPack
 
-
-class ToolPack(dict[str, DomainTool]):
-    """Tool name → implementation, with `specs`: tool name → its declared ToolSpec."""
-
-    def __init__(self, tools: Mapping[str, DomainTool], specs: list[ToolSpec]):
-        super().__init__(tools)
-        self.specs = {spec.name: spec for spec in specs}
-
+__all__ = ["TOOL_PACKS", "ToolPack", "domain_functions", "domain_tools"]  # ToolPack: for plugins
 
 TOOL_PACKS: Registry[ToolPack] = Registry("tool pack", {
     "shopping": "provrepair.repair.tools.domains:shopping_pack",

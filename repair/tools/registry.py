@@ -3,8 +3,8 @@
 A tool's side-effect class comes, in order, from the user's declaration (`ToolSet`,
 repair/tools/declared.py), the case's `tools`, and the domain's tool pack; a tool none of
 them declares is irreversible. Replay re-issues read-only tools freely; a side-effecting tool
-only when it is idempotent or after its compensating tool ran; otherwise `SideEffectRefused`
-is raised and the repair stops before that step, needing a human.
+only when it is idempotent, after its compensating tool ran, or when a person approved that
+very call (repair/tools/calllog.py decides, and logs every call).
 
 A call runs, in order, through the user's implementation (a callable, an MCP server), the
 case's recorded environment (`world.tool_results`: a call whose tool and args match returns
@@ -17,45 +17,25 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from provrepair.provenance.errors import UserError
 from provrepair.provenance.models import Fact, ToolSpec
+from provrepair.repair.tools.base import (
+    DomainTool,
+    NoImplementation,
+    Runner,
+    SideEffectRefused,
+    ToolCallRejected,
+    ToolFailed,
+    ToolOutcomeUnknown,
+    ToolResult,
+    ToolUnavailable,
+)
+from provrepair.repair.tools.declared import SideEffect, ToolSet, class_of
 
-if TYPE_CHECKING:
-    from provrepair.repair.tools.declared import ToolSet
-
-DomainTool = Callable[[dict[str, Any], dict[str, Any]], "ToolResult"]  # (args, world) → result
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    result: str
-    facts: list[dict[str, Any]] = field(default_factory=list)
-    status: str = "ok"          # ok | error
-
-
-class SideEffectRefused(UserError):
-    """Replaying this tool call could repeat a side effect; a human must decide."""
-
-
-class ToolUnavailable(Exception):
-    """A call that could not run or failed. Not a crash: the replayed step becomes
-    unresolved with this reason."""
-
-
-class ToolCallRejected(ToolUnavailable):
-    """A tool could not run with the arguments it was given (other argument names, missing
-    values)."""
-
-
-class ToolFailed(ToolUnavailable):
-    """The tool ran and failed (raised, answered an error, or its server did not answer)."""
-
-
-class NoImplementation(ToolUnavailable):
-    """Nothing here can run the tool: no declared implementation, recorded result or pack."""
+# the names callers import from here (benchmark/agent.py, plugins)
+__all__ = ["DomainTool", "NoImplementation", "SideEffectRefused", "ToolCallRejected",
+           "ToolFailed", "ToolOutcomeUnknown", "ToolRegistry", "ToolResult", "ToolUnavailable"]
 
 
 class ToolRegistry:
@@ -64,12 +44,11 @@ class ToolRegistry:
 
     def __init__(self, specs: list[ToolSpec], world: Mapping[str, Any],
                  pack: Mapping[str, DomainTool] | None = None,
-                 approved: frozenset[str] = frozenset(), declared: ToolSet | None = None):
-        """`approved`: step ids whose side-effecting call a person allowed to re-issue
-        (`repair --resume --approve STEP`); `declared`: the user's tools (`--tools`)."""
+                 declared: ToolSet | None = None):
+        """`declared`: the user's tools (`--tools`)."""
         self.specs = {s.name: s for s in specs}
         self.pack_specs: dict[str, ToolSpec] = dict(getattr(pack, "specs", {}))
-        self.approved, self.declared = approved, declared
+        self.declared = declared
         self.world = dict(world)
         self.pack = dict(pack or {})
         self._cursor: dict[str, int] = defaultdict(int)
@@ -89,40 +68,56 @@ class ToolRegistry:
         return [self.spec(name) or ToolSpec(name=name, side_effect=True, compensate=None,
                                             idempotent=False) for name in sorted(names)]
 
-    def check_replayable(self, tool: str, step_id: str) -> str | None:
-        """None if the call may be re-issued; else the name of the compensating tool to run
-        first; raises SideEffectRefused when neither is possible."""
+    def side_effect(self, tool: str) -> SideEffect | None:
+        """The tool's class; None: nobody declared it (it counts as irreversible)."""
         spec = self.spec(tool)
-        if step_id in self.approved or (spec is not None and (not spec.side_effect
-                                                               or spec.idempotent)):
-            return None
-        if spec is not None and spec.compensate:
-            return spec.compensate
-        why = ("has side effects and is neither idempotent nor compensable" if spec is not None
-               else "is not declared, so it counts as irreversible (declare its side-effect "
-               "class with --tools if re-issuing it is safe)")
-        raise SideEffectRefused(
-            f"step {step_id!r} calls {tool!r}, which {why}: replaying it could repeat the "
-            "effect; a human must decide")
+        return class_of(spec) if spec is not None else None
 
-    def call(self, tool: str, args: dict[str, Any]) -> ToolResult:
-        self.calls += 1
+    def compensation(self, tool: str) -> str | None:
+        spec = self.spec(tool)
+        return spec.compensate if spec is not None else None
+
+    def idempotency_key(self, tool: str) -> str | None:
+        """The argument through which the tool accepts an idempotency key, if it declared one."""
+        return self.declared.idempotency_key(tool) if self.declared is not None else None
+
+    def refusal(self, tool: str, step_id: str) -> str:
+        """Why re-issuing this call needs a person."""
+        if self.spec(tool) is None:
+            return (f"{tool} is not declared, so it counts as irreversible (declare its "
+                    "side-effect class with --tools if sending it again is safe)")
+        return (f"{tool} is irreversible (neither idempotent nor compensable): sending it "
+                f"again at {step_id} could repeat its effect")
+
+    def prepare(self, tool: str, args: dict[str, Any]) -> Runner:
+        """What will run this call (NoImplementation, before anything is sent, when nothing
+        here can): the user's implementation, the recorded environment, the domain pack."""
         run = self.declared.runner(tool) if self.declared is not None else None
         if run is not None:
-            return run(args)
-        recorded = self._recorded(tool, args)
-        if recorded is not None:
-            return recorded
+            return run
+        if self._entries(tool, args):
+            return lambda given: self._recorded(tool, given)
         if tool in self.pack:
-            return _checked(tool, args, lambda: self.pack[tool](args, self.world))
+            return lambda given: _checked(tool, given, lambda: self.pack[tool](given, self.world))
         raise NoImplementation(f"{tool} cannot run here: no implementation and no recorded "
                               f"result for {args} (declare the agent's tools with --tools)")
 
-    def _recorded(self, tool: str, args: dict[str, Any]) -> ToolResult | None:
-        entries = [e for e in self.world.get("tool_results", [])
-                   if e.get("tool") == tool and e.get("args") == args]
-        if not entries:
-            return None
+    def acts_in_world(self, tool: str) -> bool:
+        """The user's own implementation runs it (a callable, an MCP server): not the case's
+        recorded environment or a domain pack, which act on nothing."""
+        return self.declared is not None and self.declared.runner(tool) is not None
+
+    def call(self, tool: str, args: dict[str, Any]) -> ToolResult:
+        run = self.prepare(tool, args)
+        self.calls += 1
+        return run(args)
+
+    def _entries(self, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        return [e for e in self.world.get("tool_results", [])
+                if e.get("tool") == tool and e.get("args") == args]
+
+    def _recorded(self, tool: str, args: dict[str, Any]) -> ToolResult:
+        entries = self._entries(tool, args)
         key = f"{tool}:{sorted(args.items())!r}"
         entry = entries[min(self._cursor[key], len(entries) - 1)]
         self._cursor[key] += 1

@@ -3,12 +3,16 @@ client instrumented by opentelemetry-instrumentation-openai-v2, tools on an MCP 
 stdio, memory in a LangGraph SqliteStore) runs on a poisoned memory and is recorded live; the
 repair (`--reasoner openai` against the OpenAI-compatible double answering the real prompt
 contracts, `--tools` declaring the MCP server) re-runs the read-only tool through MCP, stops
-before the undeclared (so irreversible) order, resumes when a person approves it; the patch
-goes to the agent's store, and the agent, asked again, answers from the repaired memory."""
+before the irreversible order and email (sent together, parallel calls), and sends each
+corrected one exactly once as a person approves them, a kill -9 right after the order
+included; the patch goes to the agent's store, and the agent, asked again, answers from the
+repaired memory."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +27,8 @@ from opentelemetry.trace import NoOpTracer
 from provrepair.loaders.otel_live import ProvrepairSpanExporter
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.reasoners.prompts import CONTRACTS
-from tests import mcp_agent, otel_agent
-from tests.conftest import Cli
+from tests import hooked_cli, mcp_agent, otel_agent
+from tests.conftest import REPO, Cli
 from tests.openai_double import ChatDouble
 
 RUN = "conv-order-1"
@@ -33,10 +37,17 @@ POISONED = {"m_price_b": "StoreB sells P0199 for $59.99",   # the fault: StoreB 
 
 
 def calls(log: Path) -> list[tuple[str, str]]:
-    """The calls that reached the MCP server, in order."""
+    """The calls that reached the MCP server, in order: (tool, store or email body)."""
     if not log.exists():
         return []
-    return [(c["tool"], c["args"]["store"]) for c in map(json.loads, log.read_text().splitlines())]
+    return [(c["tool"], c["args"].get("store") or c["args"]["body"])
+            for c in map(json.loads, log.read_text().splitlines())]
+
+
+def effects(log: Path) -> list[tuple[str, str]]:
+    """What the MCP server did in the world: orders placed, emails sent."""
+    return [(c["tool"], c["args"].get("store") or c["args"]["body"])
+            for c in map(json.loads, log.read_text().splitlines()) if c["effect"]]
 
 
 def record_poisoned_run(store: GraphStore, db: Path, base_url: str, log: Path) -> str:
@@ -83,13 +94,17 @@ def recorded(falkordb_store: GraphStore, cli: Cli, tmp_path: Path) -> Iterator[R
 
 
 def tools_file(path: Path, log: Path) -> Path:
-    """The agent's tools for the repair: its MCP server; only `get_price` declared (read-only),
-    so `place_order` stays irreversible."""
+    """The agent's tools for the repair: its MCP server and its OpenAI schemas; `get_price`
+    read-only, `place_order` irreversible with the idempotency key the server accepts,
+    `send_email` irreversible."""
     command = mcp_agent.server_command()
     path.write_text(json.dumps({
         "mcp_servers": [{"command": command[0], "args": command[1:],
                          "env": mcp_agent.server_env(log)}],
-        "tools": {"get_price": "read_only"}}))
+        "openai_tools": mcp_agent.TOOLS,
+        "tools": {"get_price": "read_only", "send_email": "irreversible",
+                  "place_order": {"side_effect": "irreversible",
+                                  "idempotency_key": "idempotency_key"}}}))
     return path
 
 
@@ -104,18 +119,27 @@ def test_a_real_agent_is_repaired_end_to_end(recorded: Recorded, cli: Cli,
                                              tmp_path: Path) -> None:
     log, db, double = recorded.log, recorded.db, recorded.double
     assert recorded.answer.startswith("Ordered the P0199 headset at StoreB")  # fooled
-    assert calls(log) == [("get_price", "StoreA"), ("place_order", "StoreB")]
+    wrong = "Ordering the P0199 headset at StoreB for $59.99."
+    assert calls(log) == [("get_price", "StoreA"), ("place_order", "StoreB"),
+                          ("send_email", wrong)]
     agent_requests = len(double.requests)
 
     tools = str(tools_file(tmp_path / "tools.json", log))
     code, stopped = repair(cli, "--tools", tools)
     assert code == 3 and stopped["status"] == "needs_human"
-    step = stopped["needs_human"]["step_id"]
-    assert "'place_order'" in stopped["needs_human"]["reason"]
-    assert "not declared" in stopped["needs_human"]["reason"]
-    # the read-only price check ran again through MCP; no order was placed
-    assert calls(log)[2:] == [("get_price", "StoreA")]
+    # both corrected calls wait for a person, shown with their arguments and hash
+    right = "Ordering the P0199 headset at StoreC for $63.99."
+    shown = {p["tool"]: p for p in stopped["pending"]}
+    assert shown["place_order"]["args"] == {"store": "StoreC"}
+    assert shown["send_email"]["args"] == {"to": mcp_agent.USER, "body": right}
+    assert "neither idempotent nor compensable" in shown["place_order"]["reason"]
+    # the read-only price check ran again through MCP; nothing was ordered or sent
+    assert calls(log)[3:] == [("get_price", "StoreA")]
     assert stopped["deleted"] == ["m_price_b"] and stopped["quarantined"] == ["m_best"]
+    pending = cli("pending", "--task", RUN)
+    assert f"place_order {{\"store\":\"StoreC\"}}  #{shown['place_order']['call_id']}" \
+        in pending.stdout
+    assert json.loads(cli("pending", "--task", RUN, "--json").stdout) == stopped["pending"]
 
     # the repair spoke the real prompt contracts to the model
     contracts = double.requests[agent_requests:]
@@ -123,21 +147,52 @@ def test_a_real_agent_is_repaired_end_to_end(recorded: Recorded, cli: Cli,
     systems = " ".join(r["messages"][0]["content"] for r in contracts)
     assert CONTRACTS["tool_action"][1] in systems and CONTRACTS["content"][1] in systems
     offered = json.loads(contracts[0]["messages"][-1]["content"])["tools"]  # with their classes
-    assert [(t["name"], t["side_effect"]) for t in offered] == [("get_price", False),
-                                                               ("place_order", True)]
+    assert [(t["name"], t["side_effect"]) for t in offered] == [
+        ("get_price", False), ("place_order", True), ("send_email", True)]
 
-    code, done = repair(cli, "--tools", tools, "--resume", "--approve", step)
+    # the person approves the order; the resume is killed right after the order was placed
+    order = shown["place_order"]["step_id"]
+    killed = subprocess.run(hooked_cli.command("repair", "--task", RUN, "--reasoner", "openai",
+                                               "--tools", tools, "--resume", "--approve", order),
+                            capture_output=True, text=True, timeout=120,
+                            env={**cli.env, "HOOK_KILL_AT": "after_call",
+                                 "PYTHONPATH": str(REPO)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert effects(log)[2:] == [("place_order", "StoreC")]
+    # the same command again: the order is sent with the same idempotency key (no second
+    # order); the email still waits
+    code, second = repair(cli, "--tools", tools, "--resume", "--approve", order)
+    assert code == 3 and [p["tool"] for p in second["pending"]] == ["send_email"]
+    assert effects(log)[2:] == [("place_order", "StoreC")]
+    email = second["pending"][0]["step_id"]
+    code, done = repair(cli, "--tools", tools, "--resume", "--approve", email)
     assert code == 0 and done["status"] == "repaired", done["unresolved"]
     assert done["unresolved"] == {} and done["needs_human"] is None
-    assert calls(log)[3:] == [("get_price", "StoreA"), ("place_order", "StoreC")]
+    # each corrected side effect exactly once; the price check was never sent again
+    assert effects(log) == [("place_order", "StoreB"), ("send_email", wrong),
+                            ("place_order", "StoreC"), ("send_email", right)]
+    assert [c for c in calls(log)[3:] if c[0] == "get_price"] == [("get_price", "StoreA")]
     assert done["answer"] == "Ordered the P0199 headset at StoreC for $63.99, the cheapest."
     used = done["reasoner"]
     assert used["model"] == "repair-model" and used["prompt_contract"].startswith("replay/")
     assert used["calls"] > 0 and used["total_tokens"] == 120 * used["calls"]
 
-    # one apply at the end carries the net change of both runs (the cumulative patch)
+    # the graph holds what was sent (each parallel action with its own result), and the
+    # history what was done in the world, with the approval that allowed it
+    trace = json.loads(cli("show", "--task", RUN, "--json").stdout)["trace"]
+    observed = [s["content"] for s in trace if s["step_type"] == "tool_observation"]
+    assert observed == ["StoreA: $68.50", "order placed at StoreC ($63.99)",
+                        f"email sent to {mcp_agent.USER}: {right}"]
     history = json.loads(cli("history", "--task", RUN, "--json").stdout)
-    assert [r["status"] for r in history] == ["needs_human", "repaired"]
+    assert [r["status"] for r in history] == ["needs_human", "needs_human", "repaired"]
+    sent = {c["tool"]: c for r in history for c in r["side_effects"]}
+    assert sent["place_order"]["attempts"] == 2 and sent["place_order"]["status"] == "done"
+    assert sent["place_order"]["approval"]["run_id"] == second["run_id"] or \
+        sent["place_order"]["approval"] is not None
+    assert sent["send_email"]["args"]["body"] == right
+    assert sent["send_email"]["approval"]["run_id"] == done["run_id"]
+
+    # one apply at the end carries the net change of every run (the cumulative patch)
     applied = cli("apply", "--task", RUN, "--to", f"langgraph-sqlite:{db}")
     assert applied.returncode == 0, applied.stderr
     memory = mcp_agent.memory_store(db)
@@ -169,7 +224,7 @@ def test_undeclared_tools_stop_and_a_failing_tool_leaves_its_step_unresolved(
     reasons = report["unresolved"]
     action = next(s for s, why in reasons.items() if "get_price cannot run here" in why)
     assert any(why == f"its action {action} is unresolved" for why in reasons.values())
-    assert report["answer"] is None and calls(recorded.log)[2:] == []
+    assert report["answer"] is None and calls(recorded.log)[3:] == []
 
 
 def test_the_tools_file_rejects_an_unknown_class(cli: Cli, tmp_path: Path) -> None:
@@ -183,8 +238,8 @@ def test_the_tools_file_rejects_an_unknown_class(cli: Cli, tmp_path: Path) -> No
 def test_a_partial_repair_is_continued_reusing_what_it_resolved(
         recorded: Recorded, cli: Cli, tmp_path: Path) -> None:
     """`--max-calls` stops the model half-way (partial); `--continue` regenerates only what
-    stayed unresolved (the price check is not sent again), stops before the order, and the
-    approved resume finishes it: three runs, each adding to the one before."""
+    stayed unresolved (the price check is not sent again), stops before the order and the
+    email, and the approved resume finishes it: three runs, each adding to the one before."""
     log = recorded.log
     tools = str(tools_file(tmp_path / "tools.json", log))
     code, first = repair(cli, "--tools", tools, "--max-calls", "2")
@@ -192,7 +247,7 @@ def test_a_partial_repair_is_continued_reusing_what_it_resolved(
     assert first["reasoner"]["calls"] == 2
     assert first["reasoner"]["exhausted"] == "--max-calls 2 reached"
     stopped_by = [why for why in first["unresolved"].values() if "--max-calls 2" in why]
-    assert len(stopped_by) == 1 and calls(log)[2:] == [("get_price", "StoreA")]
+    assert len(stopped_by) == 1 and calls(log)[3:] == [("get_price", "StoreA")]
     resolved = set(first["replayed"]) - set(first["unresolved"])
     assert resolved  # the plan step and the price check
 
@@ -201,12 +256,14 @@ def test_a_partial_repair_is_continued_reusing_what_it_resolved(
     assert not set(second["replayed"]) & resolved  # reused, not regenerated
     assert second["counts"]["reused_steps"] == len(
         resolved & set(first["plan"]["replay_step_ids"]))
-    assert calls(log)[2:] == [("get_price", "StoreA")]  # not re-run
-    step = second["needs_human"]["step_id"]
+    assert calls(log)[3:] == [("get_price", "StoreA")]  # not re-run
+    steps = [p["step_id"] for p in second["pending"]]
+    assert len(steps) == 2
 
-    code, done = repair(cli, "--tools", tools, "--resume", "--approve", step)
+    code, done = repair(cli, "--tools", tools, "--resume", "--approve", steps[0],
+                        "--approve", steps[1])
     assert code == 0 and done["status"] == "repaired" and done["continues"] == first["run_id"]
-    assert calls(log)[2:] == [("get_price", "StoreA"), ("place_order", "StoreC")]
+    assert [c[0] for c in calls(log)[3:]] == ["get_price", "place_order", "send_email"]
     assert done["answer"] == "Ordered the P0199 headset at StoreC for $63.99, the cheapest."
     history = json.loads(cli("history", "--task", RUN, "--json").stdout)
     assert [r["status"] for r in history] == ["partial", "needs_human", "repaired"]

@@ -619,7 +619,8 @@ def test_resume_with_approval_issues_the_call_once_and_finishes(
     done = repair(store, case, resume=Resume(approve=frozenset({"s_003"})))
     # committed; partial because this case's world records no refund result (below)
     assert done.status == "partial" and done.run_id != stopped.run_id
-    assert [tool for tool, _ in tool_calls] == ["issue_refund"]
+    # approved, and nothing here can run it: unresolved, and nothing was sent
+    assert "issue_refund cannot run here" in done.unresolved["s_003"] and tool_calls == []
     assert "s_003" in done.replayed
     # this case's world records no refund result, so the answer honestly lacks its id
     assert done.answer is None and "s_005" in done.unresolved
@@ -651,5 +652,5 @@ def test_resume_without_a_stop_or_with_a_foreign_step_is_refused(store: GraphSto
     with pytest.raises(NothingToResume, match="has no repair"):
         repair(store, case, resume=Resume())
     repair(store, case)
-    with pytest.raises(NothingToResume, match="'s_999' is not replayed"):
+    with pytest.raises(NothingToResume, match="'s_999' is not one the stopped repair waits on"):
         repair(store, case, resume=Resume(approve=frozenset({"s_999"})))

@@ -16,7 +16,6 @@ from provrepair.provenance.models import ToolSpec
 from provrepair.repair.tools.declared import SideEffect, ToolSet, class_of, load_tools, spec_of
 from provrepair.repair.tools.packs import domain_tools
 from provrepair.repair.tools.registry import (
-    SideEffectRefused,
     ToolCallRejected,
     ToolFailed,
     ToolRegistry,
@@ -47,16 +46,14 @@ def test_classes_round_trip_through_the_case_format() -> None:
 def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
     case_specs = [ToolSpec(name="refund", side_effect=True, compensate=None, idempotent=False)]
     tools = ToolRegistry(case_specs, {}, domain_tools("travel"))
-    with pytest.raises(SideEffectRefused, match="'place_order', which is not declared"):
-        tools.check_replayable("place_order", "s_003")
-    with pytest.raises(SideEffectRefused, match="neither idempotent nor compensable"):
-        tools.check_replayable("refund", "s_004")
-    assert tools.check_replayable("book_flight", "s_005") == "cancel_booking"  # the pack says
-    assert tools.check_replayable("get_flight", "s_006") is None
-    approved = ToolRegistry(case_specs, {}, approved=frozenset({"s_003"}))
-    assert approved.check_replayable("place_order", "s_003") is None
+    assert tools.side_effect("place_order") is None  # nobody declared it
+    assert "place_order is not declared, so it counts" in tools.refusal("place_order", "s_003")
+    assert tools.side_effect("refund") is SideEffect.IRREVERSIBLE
+    assert "neither idempotent nor compensable" in tools.refusal("refund", "s_004")
+    assert tools.compensation("book_flight") == "cancel_booking"  # the pack says
+    assert tools.side_effect("get_flight") is SideEffect.READ_ONLY
     declared = ToolRegistry(case_specs, {}, declared=ToolSet().declare("refund", "idempotent"))
-    assert declared.check_replayable("refund", "s_004") is None
+    assert declared.side_effect("refund") is SideEffect.IDEMPOTENT
 
 
 def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
@@ -89,9 +86,11 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
     toml = tmp_path / "tools.toml"
     toml.write_text('python = ["tests.unit.test_declared_tools:TOOLS"]\n'
                     '[tools]\nplace_order = "irreversible"\n'
-                    '[tools.book]\nside_effect = "compensable"\ncompensate = "cancel"\n')
+                    '[tools.book]\nside_effect = "compensable"\ncompensate = "cancel"\n'
+                    '[tools.charge]\nside_effect = "irreversible"\nidempotency_key = "rid"\n')
     tools = load_tools(str(toml))
     assert tools.runner("get_price") is not None
+    assert tools.idempotency_key("charge") == "rid" and tools.idempotency_key("book") is None
     assert class_of(tools.spec("book") or spec_of("x", "read_only")) is SideEffect.COMPENSABLE
     assert tools.spec("place_order") == spec_of("place_order", "irreversible")
     schemas = tmp_path / "schemas.json"
@@ -99,11 +98,13 @@ def test_tools_files_and_objects(tmp_path: Path) -> None:
     listed = tmp_path / "tools.json"
     listed.write_text(json.dumps({"openai_tools": "schemas.json",
                                   "tools": {"get_price": "read_only"}}))
-    assert set(load_tools(str(listed)).tools) == {"get_price", "place_order"}
+    assert set(load_tools(str(listed)).tools) == {"get_price", "place_order", "send_email"}
     for body, error in (({"tool": {}}, "unknown keys \\['tool'\\]"),
                         ({"tools": {"x": {"compensate": "y"}}}, "needs a side-effect class"),
                         ({"mcp_servers": [{"args": []}]}, "each of mcp_servers has a command"),
                         ({"tools": ["get_price"]}, "tools has the wrong shape"),
+                        ({"tools": {"x": {"side_effect": "irreversible", "idempotency_key": 1}}},
+                         "idempotency_key names the argument"),
                         ({"openai_tools": "missing.json"}, "cannot be read as JSON")):
         listed.write_text(json.dumps(body))
         with pytest.raises(ConfigError, match=error):

