@@ -9,7 +9,7 @@ import click
 
 from provrepair.commands.output import emit_json, exit_for, id_list, store
 from provrepair.provenance.errors import InputError
-from provrepair.provenance.state.runs import ReportStatus
+from provrepair.provenance.state.runs import ReportStatus, RunStatus
 from provrepair.provenance.vocab import MemoryStatus
 
 SCOPE_OPTION = click.option(
@@ -355,7 +355,6 @@ def pending(task_id: str, as_json: bool) -> None:
     """The calls a stopped repair waits on (exit 3 of `repair`): step, tool, canonical
     arguments and call hash of each, as the stop showed them, and how to go on."""
     from provrepair.provenance.readback import get_task_props
-    from provrepair.provenance.state.runs import RunStatus
     from provrepair.repair.runs import latest_repair
 
     with store() as st:
@@ -410,7 +409,7 @@ def history(task_id: str, as_json: bool) -> None:
         for line in side_effect_lines(by_run.get(run["run_id"], [])):
             click.echo("    sent: " + line)
         waiting = pending_lines(run["summary"].get("pending") or [])
-        if waiting and run["status"] == "needs_human":
+        if waiting and run["status"] == RunStatus.NEEDS_HUMAN:
             click.echo("    waits on:")
             for line in waiting:
                 click.echo("      " + line)

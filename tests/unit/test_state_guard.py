@@ -98,12 +98,15 @@ def offenders(root: Path) -> list[str]:
 
 
 def status_literal(pattern: re.Pattern[str], code: str) -> bool:
-    """A quoted status that is not a mapping key (`{"repaired": flag}` names a field, not a
-    state; `x == "active":` ends a condition)."""
+    """A quoted status that is not a mapping key (`{"repaired": flag}`, `summary["pending"]`
+    and `summary.get("needs_human")` name a field, not a state; `x == "active":` ends a
+    condition)."""
     for match in pattern.finditer(code):
-        key = re.match(r"\s*:", code[match.end():]) and re.search(r"(^|[{,(])\s*$",
-                                                                    code[:match.start()])
-        if not key:
+        before, after = code[:match.start()], code[match.end():]
+        key = re.match(r"\s*:", after) and re.search(r"(^|[{,(])\s*$", before)
+        lookup = (re.search(r"\.get\(\s*$", before) and re.match(r"\s*[,)]", after)) or \
+            (re.search(r"\[\s*$", before) and re.match(r"\s*\]", after))
+        if not (key or lookup):
             return True
     return False
 
