@@ -17,7 +17,8 @@ replaces the task (as every trace end did before):
 - a new span starts before the last one read (the reading order is start time);
 - a stored final answer stops being one (a later output of its turn: its label changes);
 - a turn's first step changes (its INITIATE edge moves);
-- a new record id is the id a version was already named (`m~2`, written by the agent itself).
+- a new record id is an id the loader already named one of its own (`m~2`, `s_002`: the agent
+  named a record so; provenance/state/memory.py allocates ours around the agent's).
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from provrepair.provenance.rows import (
     node_type,
     step_row_json,
 )
-from provrepair.provenance.state.memory import version_id
 from provrepair.provenance.vocab import EdgeLabel
 
 FirstStep = tuple[int, int, str]  # a turn's first step: (timestamp, position, step id)
@@ -61,9 +61,9 @@ class CapturedRun:
     key: str       # the task key
     reading: RunReading
     token: str     # the task's capture token when this reading was last stored
-    names: dict[str, str] = field(default_factory=dict)  # placeholder → version id
+    names: dict[str, str] = field(default_factory=dict)  # placeholder → id (ours, versions)
     taken: set[str] = field(default_factory=set)         # every id named so far
-    versions: set[str] = field(default_factory=set)      # the version ids named so far
+    versions: set[str] = field(default_factory=set)      # the ids the loader named so far
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
     steps: int = 0
@@ -78,7 +78,7 @@ class CapturedRun:
         """The reading just stored whole (a full rebuild): everything in it is stored."""
         run = cls(key, reading, token)
         builder = reading.builder
-        run.names = builder.version_names()
+        run.names = builder.names()
         run.versions = set(run.names.values())
         run.taken = builder.taken_ids() | run.versions
         run._take(builder.session, list(builder.memories), builder.trace)
@@ -97,8 +97,7 @@ class CapturedRun:
         inputs = builder.session[self.inputs:]
         memories = list(islice(builder.memories, self.memories, None))
         steps = builder.trace[self.steps:]
-        real = [u["input_id"] for u in inputs] + [s["step_id"] for s in steps] + [
-            m for m in memories if m not in builder.unnamed]
+        real = [m for m in memories if m not in builder.unnamed]  # the agent's own ids
         if not self.versions.isdisjoint(real):
             return None
         changed = [m for m in builder.touched if self.positions.get(m, self.memories)
@@ -109,9 +108,9 @@ class CapturedRun:
         if initiate is None:
             return None
         self.taken.update(real)
-        for placeholder, agent_id in islice(builder.unnamed.items(), len(self.names), None):
-            self.names[placeholder] = version_id(agent_id, self.taken)
-            self.versions.add(self.names[placeholder])
+        named = len(self.names)
+        builder.names(self.names, self.taken)
+        self.versions.update(islice(self.names.values(), named, None))
         earlier = [builder.trace[self.steps - 1]] if continued else []
         stored_steps = self.steps
         self._take(inputs, memories, steps)
@@ -142,16 +141,18 @@ class CapturedRun:
     def _take(self, inputs: list[dict[str, Any]], memories: list[str],
               steps: list[dict[str, Any]]) -> None:
         """Count the records as stored and remember what later extensions look up."""
+        name = self.names.get
         for u in inputs:
-            self.kinds[u["input_id"]] = NodeKind.USER_INPUT
-            self.inputs_of.setdefault(u["turn"], []).append(u["input_id"])
+            self.kinds[name(u["input_id"], u["input_id"])] = NodeKind.USER_INPUT
+            self.inputs_of.setdefault(u["turn"], []).append(name(u["input_id"], u["input_id"]))
         for m in memories:
             self.kinds[self.names.get(m, m)] = NodeKind.MEMORY
             self.positions[m] = self.memories
             self.memories += 1
         for position, step in enumerate(steps, self.steps):
-            self.kinds[step["step_id"]] = NodeKind.STEP
-            key = (step["timestamp"], position, step["step_id"])
+            step_id = name(step["step_id"], step["step_id"])
+            self.kinds[step_id] = NodeKind.STEP
+            key = (step["timestamp"], position, step_id)
             if step["turn"] not in self.first or key < self.first[step["turn"]]:
                 self.first[step["turn"]] = key
             if step["step_type"] == "claim":
@@ -168,7 +169,7 @@ class CapturedRun:
         new = set(new_memories)
         start = self.inputs - len(inputs)
         for position, raw in enumerate(inputs, start):
-            data = UserInput.model_validate(raw).model_dump(mode="json")
+            data = UserInput.model_validate(renamed(raw, self.names)).model_dump(mode="json")
             nodes.append(input_row_json(self.key, data, position))
         for placeholder in memories:
             raw = renamed(builder.memories[placeholder], self.names)
@@ -190,7 +191,7 @@ class CapturedRun:
             if turn in self.first:
                 edges.extend(Edge(EdgeLabel.INITIATE, i, self.first[turn][2])
                              for i in self.inputs_of.get(turn, []))
-        world = builder.world()
+        world = renamed(builder.world(), self.names)
         task = {"domain": builder.domain,
                 "diagnosed_faults": [self.names.get(f, f) for f in
                                      builder.faults(self.reading.fault_ids())],
