@@ -195,6 +195,8 @@ class RunBuilder:
     unnamed: dict[str, str] = field(default_factory=dict)
     provisional: dict[str, str] = field(default_factory=dict)  # u_001, s_004 → placeholder
     touched: set[str] = field(default_factory=set)  # records whose status changed (live capture)
+    withdrawn: set[str] = field(default_factory=set)  # versions taken back (live capture)
+    _versions_made: int = 0
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
@@ -547,7 +549,8 @@ class RunBuilder:
         match = [v for v in versions if self.memories[v]["content"] == record.content]
         version = match[-1] if match else versions[-1]
         for phantom in versions[versions.index(version) + 1:]:
-            self._set_status(phantom, "superseded", None)
+            if not self._withdraw(phantom):  # something read it: kept, no longer active
+                self._set_status(phantom, "superseded", None)
         if version != versions[-1]:
             versions.remove(version)
             versions.append(version)
@@ -573,10 +576,35 @@ class RunBuilder:
         versions = self.versions.setdefault(record_id, [])
         version = record_id
         if versions:
-            version = f"\x00v{len(self.unnamed)}\x00"
+            version = f"\x00v{self._versions_made}\x00"
+            self._versions_made += 1
             self.unnamed[version] = record_id
         versions.append(version)
         return version
+
+    def _withdraw(self, version: str) -> bool:
+        """Take back a version that never existed (its update did not take effect), if
+        nothing but its own write names it: its write then generated nothing, as the
+        native recording of such an update has it, and its id is free again."""
+        if any(version in s["used_ids"] or version in s["invalidated_memory_ids"]
+               for s in self.trace) or any(version in m["derived_from"]
+                                           or m["supersedes"] == version
+                                           for m in self.memories.values()):
+            return False
+        for step in self.trace:
+            if version in step["generated_memory_ids"]:
+                step["generated_memory_ids"].remove(version)
+        del self.memories[version]
+        self.versions[self.unnamed.pop(version, version)].remove(version)
+        self._said = [(item, text) for item, text in self._said if item != version]
+        self._matched.clear()  # found lists may name it: looked at again
+        for ids in (self.history, self.since_anchor, self.recent, self.retrieved):
+            ids[:] = [i for i in ids if i != version]
+        if self.anchor is not None:
+            self.anchor.context.discard(version)
+        self.touched.discard(version)
+        self.withdrawn.add(version)
+        return True
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
                 supersedes: str | None, derived_from: list[str]) -> dict[str, Any]:

@@ -6,7 +6,8 @@ integer trace id, a 1 MB record id, a 400-digit timestamp).
 - An id (record, tool call, conversation, task…) is a string, or an integer where the format
   allows one, of at most MAX_ID_CHARS characters.
 - A value (an attribute, a tool call's arguments, a record's metadata) nests at most
-  MAX_DEPTH lists and objects deep: deeper is no agent's data.
+  MAX_DEPTH lists and objects deep: deeper is no agent's data. In OTLP/JSON a value level
+  is four JSON levels (`{"kvlistValue": {"values": [{"key", "value"}]}}`): ENCODED_DEPTH.
 - A time is a whole number of nanoseconds since the epoch that fits OTLP's fixed64
   (0 ≤ t < 2^64), as an integer or a decimal string of at most 20 digits.
 """
@@ -20,6 +21,7 @@ from provrepair.provenance.errors import CaseError, InputError
 
 MAX_ID_CHARS = 1024
 MAX_DEPTH = 64
+ENCODED_DEPTH = 4 * MAX_DEPTH + 8
 MAX_TIME = 2**64
 
 
@@ -42,14 +44,14 @@ def short(text: str, keep: int = 40) -> str:
     return text if len(text) <= keep else f"{text[:keep]}… ({len(text)} characters)"
 
 
-def check_depth(value: Any, where: str, depth: int = 0) -> None:
-    """Refuse a value nested deeper than MAX_DEPTH (iteratively: any depth is safe to look at)."""
-    stack = [(value, depth)]
+def check_depth(value: Any, where: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse a value nested deeper than `limit` (iteratively: any depth is safe to look at)."""
+    stack = [(value, 0)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, (list, tuple, dict)):
-            if level >= MAX_DEPTH:
-                raise InputError(f"{where}: a value nested more than {MAX_DEPTH} levels deep; "
+            if level >= limit:
+                raise InputError(f"{where}: a value nested more than {limit} levels deep; "
                                  "refused")
             stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
                                                   else item))

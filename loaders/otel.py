@@ -43,7 +43,14 @@ from provrepair.loaders.agent_run import (
     ToolCall,
     ToolResult,
 )
-from provrepair.loaders.limits import check_depth, check_id, check_time, loads, short
+from provrepair.loaders.limits import (
+    ENCODED_DEPTH,
+    check_depth,
+    check_id,
+    check_time,
+    loads,
+    short,
+)
 from provrepair.loaders.otlp_json import value_of
 from provrepair.provenance.errors import CaseError, InputError
 from provrepair.provenance.models import Case
@@ -71,6 +78,22 @@ class Span:
     links: tuple[str, ...] = ()  # span ids this span links to
     link_traces: tuple[str, ...] = ()  # the trace id of each link ("" when not given)
     error_text: str = ""         # the status description or exception message of a failure
+    end_ns: int | None = None
+
+    @property
+    def at(self) -> int:
+        """When the span's event happened, what the reading orders by: its start, except a
+        tool's result, which exists when the tool's span ends (a sub-agent the tool ran
+        worked in between, its spans inside the tool's)."""
+        if self.operation == "execute_tool" and self.end_ns is not None \
+                and self.end_ns >= self.start_ns:
+            return self.end_ns
+        return self.start_ns
+
+    @property
+    def order(self) -> tuple[int, str]:
+        """The reading order of spans: (`at`, span id)."""
+        return self.at, self.span_id
 
     @property
     def operation(self) -> str | None:
@@ -127,11 +150,13 @@ def _span(raw: Any, where: str) -> Span:
     at = f"{where}: span {span_id} of trace {trace_id}"
     try:
         status = raw.get("status") or {}
-        check_depth(raw.get("attributes"), at)
+        check_depth(raw.get("attributes"), at, ENCODED_DEPTH)
         parent = raw.get("parentSpanId")
         links = _listed(raw, "links", at)
         return Span(trace_id=trace_id, span_id=span_id,
                     start_ns=check_time(raw["startTimeUnixNano"], f"{at}: startTimeUnixNano"),
+                    end_ns=check_time(raw["endTimeUnixNano"], f"{at}: endTimeUnixNano")
+                    if raw.get("endTimeUnixNano") not in (None, "", "0", 0) else None,
                     attributes={check_id(None, "attribute key", a["key"], integers=False):
                                 value_of(a["value"]) for a in _listed(raw, "attributes", at)},
                     error=status.get("code") in (ERROR, "STATUS_CODE_ERROR"),
@@ -176,7 +201,7 @@ def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
     runs = group_runs([span for span in spans if span.operation is not None], warnings)
     if not runs:
         raise InputError("no GenAI spans (gen_ai.operation.name) in the input: no agent run")
-    return [with_warnings(run_case(key, sorted(run, key=lambda s: (s.start_ns, s.span_id))),
+    return [with_warnings(run_case(key, sorted(run, key=lambda s: s.order)),
                           warnings.get(key, []))
             for key, run in runs.items()]
 
@@ -263,7 +288,7 @@ class RunReading:
     builder: RunBuilder = field(init=False)
     domain: Any = None
     faults: Any = None
-    last: tuple[int, str] = (-1, "")  # the (start, span id) of the last span read
+    last: tuple[int, str] = (-1, "")  # the order (Span.order) of the last span read
     # every memory namespace the spans name, by attribute, in order (memory_namespace below)
     namespaces: dict[str, dict[str, None]] = field(default_factory=dict)
     namespace_note: str | None = None
@@ -274,7 +299,7 @@ class RunReading:
 
     def read(self, spans: list[Span]) -> RunReading:
         for span in spans:
-            self.last = (span.start_ns, span.span_id)
+            self.last = span.order
             self.domain = span.attributes.get("provrepair.domain", self.domain)
             self.faults = span.attributes.get("provrepair.diagnosed_faults", self.faults)
             for key in NAMESPACE_ATTRIBUTES:
@@ -366,7 +391,7 @@ class SpanReader:
         text = "" if result is None else _value_text(result)
         if span.error:
             text = " ".join(t for t in (text, f"error: {span.error_text or 'failed'}") if t)
-        return ToolResult(str(call_id), text, span.start_ns, span.error, span.span_id)
+        return ToolResult(str(call_id), text, span.at, span.error, span.span_id)
 
     def _records(self, span: Span) -> tuple[RecordSeen, ...]:
         """The records a memory span names, with their lineage (`metadata.derived_from`,

@@ -14,11 +14,13 @@ earlier messages, records or tool calls resolve against that reading, never by r
 earlier spans again. Where the new spans would change what is stored beyond adding to it,
 `extend` returns None and the caller reads the conversation again from its journal and
 replaces the task (as every trace end did before):
-- a new span starts before the last one read (the reading order is start time);
+- a new span comes before the last one read (the reading order, loaders/otel.py `Span.order`);
 - a stored final answer stops being one (a later output of its turn: its label changes);
 - a turn's first step changes (its INITIATE edge moves);
 - a new record id is an id the loader already named one of its own (`m~2`, `s_002`: the agent
-  named a record so; provenance/state/memory.py allocates ours around the agent's).
+  named a record so; provenance/state/memory.py allocates ours around the agent's);
+- a stored version turns out never to have existed (a later read shows its update did not
+  take effect: loaders/agent_run.py takes it back).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class CapturedRun:
         run.taken = builder.taken_ids() | run.versions
         run._take(builder.session, list(builder.memories), builder.trace)
         builder.touched.clear()
+        builder.withdrawn.clear()
         return run
 
     def extend(self, spans: list[Span]) -> Extension | None:
@@ -91,9 +94,12 @@ class CapturedRun:
         a full reading would; the reading is then unusable (the caller drops it)."""
         if not spans:
             return self._extension([], [], [], [], [])
-        if (spans[0].start_ns, spans[0].span_id) <= self.reading.last:
+        if spans[0].order <= self.reading.last:
             return None
         builder = self.reading.read(spans).builder
+        withdrawn, builder.withdrawn = builder.withdrawn, set()
+        if any(version in self.positions for version in withdrawn):
+            return None  # a stored version turned out never to exist: read again whole
         inputs = builder.session[self.inputs:]
         memories = list(islice(builder.memories, self.memories, None))
         steps = builder.trace[self.steps:]

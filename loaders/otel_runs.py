@@ -340,7 +340,7 @@ def journal_spans(key: str, span_json: Iterable[str]) -> list[Span]:
     """Journaled OTLP/JSON spans (any dialect) → spans in reading order."""
     doc = normalize_document(document([json.loads(s) for s in span_json]))
     return sorted(otlp_spans(doc, f"capture journal of {key}"),
-                  key=lambda s: (s.start_ns, s.span_id))
+                  key=lambda s: s.order)
 
 
 def blind_spans(spans: list[Span]) -> list[Span]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.case_files import max_case_bytes
+from provrepair.loaders.limits import MAX_DEPTH
 from provrepair.provenance.errors import ConfigError, InputError
 
 PROTOBUF_SUFFIXES = (".pb", ".binpb")
@@ -37,11 +38,21 @@ def is_protobuf_file(path: Path) -> bool:
 
 def read_protobuf(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """(location, document) for each message of an OTLP protobuf file."""
-    data = _read(path)
+    yield from protobuf_documents(_read(path), str(path))
+
+
+def protobuf_documents(data: bytes, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, document) for each message of OTLP protobuf bytes (one message, or
+    length-prefixed ones) named `name`."""
     frames = _frames(data)
     for n, frame in enumerate(frames, 1):
-        where = f"{path}" if len(frames) == 1 else f"{path}: message {n}"
-        yield where, traces_document(_parse(frame, where))
+        where = name if len(frames) == 1 else f"{name}: message {n}"
+        message = _parse(frame, where)
+        try:
+            document = traces_document(message)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from exc
+        yield where, document
 
 
 def traces_document(message: Any) -> dict[str, Any]:
@@ -114,11 +125,14 @@ def _span(s: Any) -> dict[str, Any]:
     return out
 
 
-def _kv(kv: Any) -> dict[str, Any]:
-    return {"key": kv.key, "value": _value(kv.value)}
+def _kv(kv: Any, depth: int = 0) -> dict[str, Any]:
+    return {"key": kv.key, "value": _value(kv.value, depth)}
 
 
-def _value(v: Any) -> dict[str, Any]:
+def _value(v: Any, depth: int = 0) -> dict[str, Any]:
+    if depth > MAX_DEPTH:  # as deep as Python would recurse: refused (loaders/limits.py)
+        raise InputError(f"an attribute value nested more than {MAX_DEPTH} levels deep; "
+                         "refused")
     kind = v.WhichOneof("value")
     if kind == "string_value":
         return {"stringValue": v.string_value}
@@ -129,9 +143,9 @@ def _value(v: Any) -> dict[str, Any]:
     if kind == "double_value":
         return {"doubleValue": v.double_value}
     if kind == "array_value":
-        return {"arrayValue": {"values": [_value(x) for x in v.array_value.values]}}
+        return {"arrayValue": {"values": [_value(x, depth + 1) for x in v.array_value.values]}}
     if kind == "kvlist_value":
-        return {"kvlistValue": {"values": [_kv(x) for x in v.kvlist_value.values]}}
+        return {"kvlistValue": {"values": [_kv(x, depth + 1) for x in v.kvlist_value.values]}}
     if kind == "bytes_value":
         return {"bytesValue": base64.b64encode(v.bytes_value).decode("ascii")}
     return {}

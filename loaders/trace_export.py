@@ -351,7 +351,7 @@ def export_transcript(case: Case, requests: bool = True, evidence: bool = True) 
                     {"id": m, "content": run.records[m].content} for m in unseen]})
                 shown.update(unseen)
             if requests:  # (the request names them by `memory_record_id`)
-                sent.append({"messages": [_chat_message(m) for m in run.input_messages(step)]})
+                sent.append({"messages": [chat_message(m) for m in run.input_messages(step)]})
             actions = [step] if kind == "tool_action" else [run.steps[a] for a in
                                                             issued.get(step.step_id, [])]
             message: dict[str, Any] = {"role": "assistant",
@@ -402,7 +402,7 @@ def _part_text(text: str) -> dict[str, Any]:
     return {"type": "text", "content": text}
 
 
-def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+def chat_message(message: dict[str, Any]) -> dict[str, Any]:
     """A GenAI message (role + parts) as the chat-completions API sends it."""
     parts = message["parts"]
     if message["role"] == "tool":
