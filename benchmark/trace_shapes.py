@@ -462,6 +462,24 @@ def _system_memory(a: ShapeAgent) -> None:
            "Your profile and our last chat.")
 
 
+def _more_turns(a: ShapeAgent, turns: int) -> None:
+    """Later turns of the conversation, as agents with a context window send them: the new
+    question with what it retrieved, or the last exchange too; some save a note. What the
+    reading makes of the earlier turns here is its over-approximation."""
+    for k in range(turns):
+        a.user(f"Another question ({k + 1}): what about {a.rng.choice(FACTS)}?")
+        request = [a.conversation[-1]]
+        if a.rng.random() < 0.6:
+            record = a.root()
+            a.search([record])
+            request.insert(0, a.shown([record]))
+        if a.rng.random() < 0.4:
+            request = [*a.conversation[-3:-1], *request]
+        answer, _ = a.chat(request, f"Answer {k + 1}: noted.")
+        if a.rng.random() < 0.3:
+            a.write("create", [Written(a.record_id(), f"Asked question {k + 1}.")], [answer])
+
+
 SHAPES: dict[str, Script] = {
     "multi_record": _multi_record, "consolidation": _consolidation,
     "derived_search": _derived_search, "subagent_tool": _subagent("tool"),
@@ -480,5 +498,6 @@ def shape_runs(seed: int, per_shape: int = 4, shapes: list[str] | None = None) -
             agent = ShapeAgent(f"{name}-{seed}-{k}", rng, our_shaped=rng.random() < 0.5,
                                links=rng.random() < 0.5)
             SHAPES[name](agent)
+            _more_turns(agent, rng.randint(0, 3))
             runs.append(ShapeRun(name, agent.case(), agent.log, agent.links))
     return runs

@@ -77,7 +77,9 @@ TINY: dict[str, tuple[list[str], str]] = {
                    rf"ratio {NUMBER}x(?s:.*)files: identical"),
     "trace_scale": (["--turns", "10", "--history-turns", "5"],
                     r"window +10 turns: .*ingest_s [\d.]+.*\nhistory +5 turns"),
-    "trace_soundness": (["--limit", "3"], r"\| otel-json-history \| \d+ \| \d+ \| 0 \|"),
+    "trace_soundness": (["--limit", "3", "--per-shape", "1"],
+                        r"\| otel-json-history \| \d+ \| \d+ \| 0 \|(?s:.*)"
+                        r"\| all: missed / faults \(not in the run\) \| 0 / \d+ \(0\) \|"),
 }
 # needs what the suite provides (a Bolt server; a sweep's output folder): tests of their own
 OWN_TEST = {"bolt_engines", "selective_misses", "sweep_readings"}
