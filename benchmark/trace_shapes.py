@@ -117,8 +117,8 @@ class ShapeAgent:
         self.conversation: list[Msg] = []  # the main agent's messages so far
         self.agent = "main"
         self.ids = iter(rng.sample(OUR_SHAPED, len(OUR_SHAPED)) if our_shaped else ())
-        self.made = 0
-        self.facts = iter(rng.sample(FACTS, len(FACTS)))
+        self.made = self.noted = 0
+        self.facts = rng.sample(FACTS, len(FACTS))
 
     # -- the world ------------------------------------------------------------------------
 
@@ -127,7 +127,9 @@ class ShapeAgent:
         return next(self.ids, f"m_{self.made:03d}")
 
     def fact(self) -> str:
-        return f"The user {next(self.facts)} (note {self.rng.randrange(100, 999)})."
+        self.noted += 1
+        return (f"The user {self.facts[self.noted % len(self.facts)]} "
+                f"(note {self.noted}-{self.rng.randrange(100, 999)}).")
 
     def root(self, content: str | None = None, derived_from: tuple[str, ...] = (),
              supersedes: str | None = None, status: str = "active") -> str:
@@ -487,6 +489,15 @@ SHAPES: dict[str, Script] = {
     "parallel_tools": _parallel_tools, "failed_update": _failed_update,
     "reasoning": _reasoning, "system_memory": _system_memory,
 }
+
+
+def all_shapes_run(seed: int) -> ShapeRun:
+    """One conversation doing every shape in turn (live capture extends it trace by trace)."""
+    rng = random.Random(f"{seed}/all")
+    agent = ShapeAgent(f"all-shapes-{seed}", rng, our_shaped=True, links=True)
+    for script in SHAPES.values():
+        script(agent)
+    return ShapeRun("all", agent.case(), agent.log, agent.links)
 
 
 def shape_runs(seed: int, per_shape: int = 4, shapes: list[str] | None = None) -> list[ShapeRun]:

@@ -45,10 +45,11 @@ from typing import Any
 
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
+from provrepair.provenance.rows import WARNINGS
 from provrepair.provenance.state.memory import allocate_id, retired_status, version_id
 from provrepair.provenance.validate import parse_case
 
-WARNINGS = "provrepair.warnings"  # world keys: what the reading could not see, and
+# world keys: what the reading could not see (provenance/rows.py writes it on the task), and
 SOURCES = "provrepair.sources"    # where each step and input came from (span id, message)
 REASONING = "#reasoning"  # the source suffix of the plan step a model's reasoning becomes
 INPUT_PREFIX, STEP_PREFIX = "u_", "s_"  # the ids the loader names its inputs and steps by

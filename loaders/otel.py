@@ -197,13 +197,79 @@ def _exception(raw: dict[str, Any]) -> str:
 
 
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
+    """One case per run (`group_runs`) that has a span making a step: the same rule as live
+    capture (loaders/otel_runs.py), LLM calls outside any agent run included (a run of their
+    trace), and read the same way (`read_run`)."""
     warnings: dict[str, list[str]] = {}
     runs = group_runs([span for span in spans if span.operation is not None], warnings)
-    if not runs:
+    cases = []
+    for key, run in runs.items():
+        if not any(makes_step(s.operation) for s in run):
+            continue
+        case, more, _ = read_run(key, sorted(run, key=lambda s: s.order))
+        cases.append(with_warnings(case, [*warnings.get(key, []), *more]))
+    if not cases:
         raise InputError("no GenAI spans (gen_ai.operation.name) in the input: no agent run")
-    return [with_warnings(run_case(key, sorted(run, key=lambda s: s.order)),
-                          warnings.get(key, []))
-            for key, run in runs.items()]
+    return cases
+
+
+def makes_step(operation: str | None) -> bool:
+    """Whether a span of this operation is read as a step (not an agent's frame, an
+    embedding call…)."""
+    return operation is not None and operation not in IGNORED
+
+
+CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
+
+
+def blind_spans(spans: list[Span]) -> list[Span]:
+    """Inference spans recorded without message content."""
+    return [s for s in spans if s.operation in INFERENCE
+            and not any(s.attributes.get(k) for k in CONTENT)]
+
+
+def read_run(key: str, spans: list[Span]) -> tuple[Case, list[str], RunReading | None]:
+    """One run's spans (in reading order) → its case, the warnings for its task, and the
+    reading that gave the case (None when spans had to be left out). A run whose inference
+    spans carry no message content (the instrumentations' default) is read without the
+    model's text, tool calls or claims, and says so; a tool result whose call that leaves
+    unknown is left out, and said so, rather than losing the run. File ingest and live
+    capture read runs here, so they agree."""
+    warnings = []
+    blind = blind_spans(spans)
+    if blind:
+        inference = sum(1 for s in spans if s.operation in INFERENCE)
+        warnings.append(
+            f"message content was not captured on {len(blind)} of {inference} inference "
+            "span(s) (e.g. span " f"{blind[0].span_id}): those steps are stored without the "
+            "model's text, tool calls or claims; turn content capture on "
+            "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
+    try:
+        reading = RunReading(key).read(spans)
+        return reading.case(), warnings, reading
+    except CaseError:
+        if not blind:
+            raise
+    called = _captured_call_ids(key, spans)
+    orphans = [s for s in spans if s.operation == "execute_tool"
+               and str(s.attributes.get("gen_ai.tool.call.id")) not in called]
+    warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
+                    f"out (e.g. span {orphans[0].span_id})" if orphans else
+                    "the run could not be read in full")
+    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
+
+
+def _captured_call_ids(key: str, spans: list[Span]) -> set[str]:
+    ids: set[str] = set()
+    for span in spans:
+        try:
+            messages = _json(key, span, "gen_ai.output.messages", [])
+        except (CaseError, InputError):
+            continue
+        ids.update(str(p.get("id")) for m in messages if isinstance(m, dict)
+                   for p in m.get("parts", []) if isinstance(p, dict)
+                   and p.get("type") == "tool_call")
+    return ids
 
 
 def group_runs(spans: list[Span], warnings: dict[str, list[str]] | None = None

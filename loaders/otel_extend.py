@@ -49,11 +49,14 @@ FirstStep = tuple[int, int, str]  # a turn's first step: (timestamp, position, s
 @dataclass(frozen=True)
 class Extension:
     """What one trace adds to a stored task: node rows ({uid, type, props}), edge rows
-    ({src, dst, label, sufficient}) and the task record's properties."""
+    ({src, dst, label, sufficient}) and the task record's properties; `changed`: the rows of
+    stored records whose status the trace changed (written so that a status a repair set
+    since stays: cypher/capture/merge_captured_memories.cypher)."""
 
     nodes: list[dict[str, Any]]
     edges: list[dict[str, Any]]
     task: dict[str, Any]
+    changed: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -120,8 +123,7 @@ class CapturedRun:
         earlier = [builder.trace[self.steps - 1]] if continued else []
         stored_steps = self.steps
         self._take(inputs, memories, steps)
-        return self._extension(inputs, memories + changed, earlier + steps,
-                               memories, sorted(initiate),
+        return self._extension(inputs, memories, changed, earlier + steps, sorted(initiate),
                                first_step=stored_steps - len(earlier))
 
     # -- internals --------------------------------------------------------------------------
@@ -166,26 +168,27 @@ class CapturedRun:
         self.inputs += len(inputs)
         self.steps += len(steps)
 
-    def _extension(self, inputs: list[dict[str, Any]], memories: list[str],
-                   steps: list[dict[str, Any]], new_memories: list[str],
-                   initiate: list[int], first_step: int = 0) -> Extension:
+    def _extension(self, inputs: list[dict[str, Any]], memories: list[str], changed: list[str],
+                   steps: list[dict[str, Any]], initiate: list[int],
+                   first_step: int = 0) -> Extension:
         builder = self.reading.builder
         nodes: list[dict[str, Any]] = []
         edges: list[Edge] = []
-        new = set(new_memories)
         start = self.inputs - len(inputs)
         for position, raw in enumerate(inputs, start):
             data = UserInput.model_validate(renamed(raw, self.names)).model_dump(mode="json")
             nodes.append(input_row_json(self.key, data, position))
         for placeholder in memories:
-            raw = renamed(builder.memories[placeholder], self.names)
-            if placeholder in builder.unnamed:
-                raw = {**raw, "record_id": builder.unnamed[placeholder]}
-            record = MemoryRecord.model_validate(raw)
+            record = self._record(placeholder)
             nodes.append(memory_row_json(self.key, record.model_dump(mode="json"),
                                          self.positions[placeholder]))
-            if placeholder in new:
-                edges.extend(memory_edges(record))
+            edges.extend(memory_edges(record))
+        rewritten = []
+        for placeholder in changed:  # a status, or lineage a later search named (its edges)
+            record = self._record(placeholder)
+            rewritten.append(memory_row_json(self.key, record.model_dump(mode="json"),
+                                             self.positions[placeholder]))
+            edges.extend(memory_edges(record))
         for position, raw in enumerate(steps, first_step):
             named = renamed(raw, self.names)
             if named["step_type"] == "claim" and self.finals.get(named["turn"]) == position:
@@ -208,4 +211,11 @@ class CapturedRun:
         if builder.memory_namespace is not None:  # as provenance/rows.task_props writes it
             task["memory_namespace"] = builder.memory_namespace
         return Extension([{**row, "type": node_type(row["props"])} for row in nodes],
-                         [edge_row(self.key, e) for e in dedupe(edges)], task)
+                         [edge_row(self.key, e) for e in dedupe(edges)], task, rewritten)
+
+    def _record(self, placeholder: str) -> MemoryRecord:
+        """A record of the reading, as stored: ids named, a version's agent id kept."""
+        raw = renamed(self.reading.builder.memories[placeholder], self.names)
+        if placeholder in self.reading.builder.unnamed:
+            raw = {**raw, "record_id": self.reading.builder.unnamed[placeholder]}
+        return MemoryRecord.model_validate(raw)

@@ -63,7 +63,7 @@ def span_of(span: ReadableSpan) -> Span:
 class ProvrepairSpanExporter(SpanExporter):
     """Journals every export and stores each agent run whole (loaders/otel_runs.py); failures
     are kept in `errors` and logged, never raised into the agent. `dropped_spans` counts the
-    GenAI spans dropped as outside any agent run."""
+    GenAI spans of traces dropped with nothing to store (loaders/otel_runs.py)."""
 
     def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
                  recover_after_s: float = DEFAULT_RECOVER_AFTER_S):

@@ -115,12 +115,17 @@ def edge_row(key: str, edge: Edge) -> dict[str, Any]:
             "label": edge.label.value, "sufficient": edge.sufficient}
 
 
+WARNINGS = "provrepair.warnings"  # the world key of what a reading could not see
+
+
 def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[str, Any]:
     props: dict[str, Any] = {
         "task_id": case.task_id, "domain": case.domain,
         "diagnosed_faults": list(case.diagnosed_faults),
         "tools_json": dumps([t.model_dump(mode="json") for t in case.tools]),
         "world_json": dumps(case.world), "complete": complete,
+        # what `provrepair tasks` prints: the same for a file ingest as for live capture
+        "warnings": list(case.world.get(WARNINGS, [])),
     }
     if content_hash is not None:
         props["content_hash"] = content_hash
