@@ -45,7 +45,7 @@ from typing import Any
 
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
-from provrepair.provenance.rows import WARNINGS
+from provrepair.provenance.rows import WARNINGS as WARNINGS  # re-exported: loaders use it
 from provrepair.provenance.state.memory import allocate_id, retired_status, version_id
 from provrepair.provenance.validate import parse_case
 
