@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from provrepair.loaders.case_files import max_case_bytes
-from provrepair.loaders.limits import MAX_DEPTH
 from provrepair.provenance.errors import ConfigError, InputError
 
 PROTOBUF_SUFFIXES = (".pb", ".binpb")
@@ -47,12 +46,7 @@ def protobuf_documents(data: bytes, name: str) -> Iterator[tuple[str, dict[str, 
     frames = _frames(data)
     for n, frame in enumerate(frames, 1):
         where = name if len(frames) == 1 else f"{name}: message {n}"
-        message = _parse(frame, where)
-        try:
-            document = traces_document(message)
-        except InputError as exc:
-            raise InputError(f"{where}: {exc}") from exc
-        yield where, document
+        yield where, traces_document(_parse(frame, where))
 
 
 def traces_document(message: Any) -> dict[str, Any]:
@@ -125,14 +119,13 @@ def _span(s: Any) -> dict[str, Any]:
     return out
 
 
-def _kv(kv: Any, depth: int = 0) -> dict[str, Any]:
-    return {"key": kv.key, "value": _value(kv.value, depth)}
+def _kv(kv: Any) -> dict[str, Any]:
+    return {"key": kv.key, "value": _value(kv.value)}
 
 
-def _value(v: Any, depth: int = 0) -> dict[str, Any]:
-    if depth > MAX_DEPTH:  # as deep as Python would recurse: refused (loaders/limits.py)
-        raise InputError(f"an attribute value nested more than {MAX_DEPTH} levels deep; "
-                         "refused")
+def _value(v: Any) -> dict[str, Any]:
+    # recursion is bounded by the parser's own depth limit (a deeper message is a
+    # DecodeError in _parse; tests/unit/test_otlp_limits.py)
     kind = v.WhichOneof("value")
     if kind == "string_value":
         return {"stringValue": v.string_value}
@@ -143,9 +136,9 @@ def _value(v: Any, depth: int = 0) -> dict[str, Any]:
     if kind == "double_value":
         return {"doubleValue": v.double_value}
     if kind == "array_value":
-        return {"arrayValue": {"values": [_value(x, depth + 1) for x in v.array_value.values]}}
+        return {"arrayValue": {"values": [_value(x) for x in v.array_value.values]}}
     if kind == "kvlist_value":
-        return {"kvlistValue": {"values": [_kv(x, depth + 1) for x in v.kvlist_value.values]}}
+        return {"kvlistValue": {"values": [_kv(x) for x in v.kvlist_value.values]}}
     if kind == "bytes_value":
         return {"bytesValue": base64.b64encode(v.bytes_value).decode("ascii")}
     return {}
