@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+
 from provrepair.loaders.limits import MAX_DEPTH
 from provrepair.loaders.openai_messages import transcript_case
 from provrepair.loaders.otel import cases_from_spans, otlp_spans
