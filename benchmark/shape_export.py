@@ -11,14 +11,14 @@ call is an assistant message (a request log of every call, sub-agents' too).
 
 `origin` maps each native step to where the read-back run says it came from (span id,
 `<span>#reasoning`, `call <id>`, `messages[i]`, `memory_events[k]`):
-benchmark/soundness.py maps ids through it.
+benchmark/soundness.py maps ids through it. `read_back` (loaders/trace_export.py) reads an
+export with the loader of its format.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import context, trace
@@ -32,25 +32,11 @@ from opentelemetry.trace import Link, Status, StatusCode
 
 from provrepair.benchmark.trace_shapes import Logged, Msg, ShapeRun
 from provrepair.loaders.agent_run import REASONING
-from provrepair.loaders.openai_messages import transcript_case
-from provrepair.loaders.otel import cases_from_spans, otlp_spans
-from provrepair.loaders.otel_dialects import normalize_documents
 from provrepair.loaders.otel_live import otlp_json
-from provrepair.loaders.otlp_json import any_value_json
-from provrepair.loaders.otlp_protobuf import protobuf_documents
-from provrepair.loaders.trace_export import chat_message
-from provrepair.provenance.models import Case
+from provrepair.loaders.trace_export import Exported, as_structured, chat_message
+from provrepair.loaders.trace_export import read_back as read_back
 
 MS = 1_000_000
-STRUCTURED = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.memory.records"}
-
-
-@dataclass
-class Traced:
-    """One export of a run: what the loader reads, and native step → origin key."""
-
-    payload: Any
-    origin: dict[str, str] = field(default_factory=dict)
 
 
 class _Ids(IdGenerator):
@@ -200,27 +186,19 @@ def _hex(span: Any) -> str:
     return format(span.get_span_context().span_id, "016x")
 
 
-def export_otel(run: ShapeRun, encoding: str = "json") -> Traced:
+def export_otel(run: ShapeRun, encoding: str = "json") -> Exported:
     """`encoding`: json (messages as JSON strings), structured (AnyValue lists and maps) or
     protobuf (the SDK's OTLP encoder's bytes)."""
     spans, origin = otel_spans(run)
     if encoding == "protobuf":
-        return Traced(bytes(encode_spans(spans).SerializeToString()), origin)
+        return Exported(bytes(encode_spans(spans).SerializeToString()), origin)
     document = otlp_json(spans)
-    if encoding == "structured":
-        for resource in document["resourceSpans"]:
-            for scope in resource["scopeSpans"]:
-                for span in scope["spans"]:
-                    for attribute in span["attributes"]:
-                        if attribute["key"] in STRUCTURED:
-                            attribute["value"] = any_value_json(
-                                json.loads(attribute["value"]["stringValue"]))
-    return Traced(document, origin)
+    return Exported(as_structured(document) if encoding == "structured" else document, origin)
 
 
 # -- transcripts -----------------------------------------------------------------------------
 
-def export_transcript(run: ShapeRun, requests: bool = True, evidence: bool = True) -> Traced:
+def export_transcript(run: ShapeRun, requests: bool = True, evidence: bool = True) -> Exported:
     """The run as a transcript; `requests`: with each call's request; `evidence` (with
     requests): each write names what it stores (as the OTel export's span links do, when
     the run has them)."""
@@ -280,22 +258,10 @@ def export_transcript(run: ShapeRun, requests: bool = True, evidence: bool = Tru
             events.append(event)
             origin[entry.step] = f"memory_events[{len(events) - 1}]"
     transcript = {"task_id": run.case.task_id, "messages": messages, "memory_events": events}
-    return Traced({**transcript, "requests": sent} if requests else transcript, origin)
+    return Exported({**transcript, "requests": sent} if requests else transcript, origin)
 
 
-# -- reading back ----------------------------------------------------------------------------
-
-def read_otel(payload: Any, name: str) -> Case:
-    if isinstance(payload, bytes):
-        documents = [doc for _, doc in protobuf_documents(payload, name)]
-    else:
-        documents = normalize_documents([payload])
-    cases = cases_from_spans([s for doc in documents for s in otlp_spans(doc, name)])
-    (case,) = cases
-    return case
-
-
-EXPORTS: dict[str, Callable[[ShapeRun], Traced]] = {
+EXPORTS: dict[str, Callable[[ShapeRun], Exported]] = {
     "otel-json": lambda r: export_otel(r, "json"),
     "otel-structured": lambda r: export_otel(r, "structured"),
     "otel-protobuf": lambda r: export_otel(r, "protobuf"),
@@ -303,10 +269,3 @@ EXPORTS: dict[str, Callable[[ShapeRun], Traced]] = {
     "transcript-requests-only": lambda r: export_transcript(r, evidence=False),
     "transcript-plain": lambda r: export_transcript(r, requests=False),
 }
-
-
-def read_back(name: str, traced: Traced, task_id: str) -> Case:
-    """An export read by the loader of its format (`name` as in EXPORTS)."""
-    if name.startswith("transcript"):
-        return transcript_case(traced.payload, task_id)
-    return read_otel(traced.payload, name)

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from provrepair.loaders.agent_run import mark_final_answers
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.state.memory import version_id
 from provrepair.provenance.validate import parse_case
@@ -265,13 +266,8 @@ class ShapeAgent:
     def case(self) -> Case:
         names = self._version_names()
         memories = [_renamed(m, names) for m in self.memories.values()]
-        trace = [_renamed(s, names) for s in self.trace]
-        last: dict[int, dict[str, Any]] = {}
-        for step in trace:
-            if step["step_type"] == "claim":
-                last[step["turn"]] = step
-        for step in last.values():
-            step["step_type"] = "final_answer"
+        trace = _chained([_renamed(s, names) for s in self.trace])
+        mark_final_answers(trace)  # the convention every reading of a run shares
         for entry in self.log:
             entry.step = names.get(entry.step, entry.step)
         return parse_case({"format": FORMAT, "task_id": self.task_id, "domain": "agent",
@@ -304,20 +300,30 @@ class ShapeAgent:
     def _step(self, kind: str, content: str, used: list[str], *,
               invalidated: list[str] | None = None, status: str = "ok",
               tool: tuple[str, dict[str, Any]] | None = None) -> str:
+        """A native step; its CHAIN (the turn's steps in order) is drawn in `case`."""
         self.ts += 1
         step_id = f"S{len(self.trace) + 1:03d}"
-        turn = max(1, len(self.session))
-        prev = self.trace[-1] if self.trace and self.trace[-1]["turn"] == turn else None
-        if prev is not None:
-            prev["next_step_ids"].append(step_id)
-        self.trace.append({
-            "step_id": step_id, "task_id": self.task_id, "step_type": kind,
-            "content": content, "prev_step_ids": [prev["step_id"]] if prev else [],
-            "next_step_ids": [], "invalidated_memory_ids": invalidated or [],
-            "generated_memory_ids": [], "used_ids": list(dict.fromkeys(used)),
-            "sufficient_ids": [], "timestamp": self.ts, "turn": turn, "status": status,
-            **({"tool_name": tool[0], "tool_args": tool[1]} if tool else {})})
+        self.trace.append(dict(
+            step_id=step_id, task_id=self.task_id, step_type=kind, content=content,
+            invalidated_memory_ids=invalidated or [], generated_memory_ids=[],
+            used_ids=list(dict.fromkeys(used)), sufficient_ids=[], timestamp=self.ts,
+            turn=max(1, len(self.session)), status=status,
+            **({"tool_name": tool[0], "tool_args": tool[1]} if tool else {})))
         return step_id
+
+
+def _chained(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps with their CHAIN: each turn's steps in the order they were taken."""
+    by_turn: dict[int, list[dict[str, Any]]] = {}
+    for step in trace:
+        by_turn.setdefault(step["turn"], []).append(step)
+    for steps in by_turn.values():
+        for before, after in zip([None, *steps], [*steps, None], strict=True):
+            if after is not None:
+                after["prev_step_ids"] = [before["step_id"]] if before else []
+            if before is not None:
+                before["next_step_ids"] = [after["step_id"]] if after else []
+    return trace
 
 
 def _renamed(value: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:

@@ -27,18 +27,15 @@ from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan import plan
 from provrepair.repair.service import run_repair
+from tests.integration.test_otel_live_extend import snapshot as task_snapshot
 
+# how the task was written, not what it holds (`warnings` is compared: file ingest and live
+# capture both write it)
 WRITE_ONLY = {"content_hash", "capture_token", "complete", "ingested_at"}
 
 
 def snapshot(store: GraphStore, task: str) -> tuple[dict[str, Any], list[Any], list[Any]]:
-    key = task_key(task)
-    props = store.run("get_task", {"task_key": key})[0]["props"]
-    nodes = sorted(json.dumps(r["props"], sort_keys=True) for r in
-                   store.run("list_task_nodes", {"task_key": key}))
-    edges = sorted((r["label"], r["src"], r["dst"], r["sufficient"]) for r in
-                   store.run("list_task_edges", {"task_key": key}))
-    return {k: v for k, v in props.items() if k not in WRITE_ONLY}, nodes, edges
+    return task_snapshot(store, task, WRITE_ONLY)
 
 
 def from_file(store: GraphStore, spans: list[dict[str, Any]]) -> None:
