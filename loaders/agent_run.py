@@ -46,7 +46,7 @@ from typing import Any
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.rows import WARNINGS as WARNINGS  # re-exported: loaders use it
-from provrepair.provenance.state.memory import allocate_id, retired_status, version_id
+from provrepair.provenance.state.memory import VERSION_SEPARATOR, allocate_id, retired_status
 from provrepair.provenance.validate import parse_case
 
 # world keys: what the reading could not see (provenance/rows.py writes it on the task), and
@@ -189,7 +189,9 @@ class RunBuilder:
     uncaptured: list[str] = field(default_factory=list)  # outputs read without their input
     anchor: _Anchor | None = None
     _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
-    _said: list[tuple[str, str]] = field(default_factory=list)  # (item, text), in order
+    _said: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (item, forms)
+    _heads: dict[str, list[int]] = field(default_factory=dict)  # a form's head → _said index
+    _head_sizes: set[int] = field(default_factory=set)  # the lengths of those heads
     # ids the loader makes are placeholders until the case is built (`names`): ours
     # (placeholder → prefix) and record versions (placeholder → the agent's record id)
     ours: dict[str, str] = field(default_factory=dict)
@@ -250,22 +252,35 @@ class RunBuilder:
         """Every id the agent named: its record ids (ours are placeholders until named)."""
         return {m for m in self.memories if m not in self.unnamed}
 
-    def names(self, names: dict[str, str] | None = None,
-              taken: set[str] | None = None) -> dict[str, str]:
+    def names(self, names: dict[str, str] | None = None, taken: set[str] | None = None,
+              starts: dict[str, int] | None = None) -> dict[str, str]:
         """Placeholder → id for every id the loader made: those in `names` kept (the dict is
         filled in place), each new one allocated in the order made against `taken` (default:
         every id the agent named; given, it holds the ids in `names` too, and the new ones are
         added). Inputs, steps and versions have prefixes of their own, so each kind is
-        numbered as if alone."""
+        numbered as if alone; `starts` (prefix → the number to try first, kept by a caller
+        naming in steps) makes each allocation start past the last one of its prefix."""
         names = {} if names is None else names
         taken = self.taken_ids() if taken is None else taken
+        starts = {} if starts is None else starts
         for placeholder, prefix in self.ours.items():
             if placeholder not in names:
-                names[placeholder] = allocate_id(prefix, taken)
+                names[placeholder] = self._allocate(prefix, taken, starts, 1, 3)
         for placeholder, agent_id in self.unnamed.items():
-            if placeholder not in names:
-                names[placeholder] = version_id(agent_id, taken)
+            if placeholder not in names:  # `version_id`'s shape: <agent id>~N from 2
+                names[placeholder] = self._allocate(f"{agent_id}{VERSION_SEPARATOR}", taken,
+                                                    starts, 2, 1)
         return names
+
+    @staticmethod
+    def _allocate(prefix: str, taken: set[str], starts: dict[str, int], first: int,
+                  width: int) -> str:
+        """`allocate_id` from where the prefix's last allocation left off: each id is the
+        first free one past the previous (the same ids as from `first`, without walking
+        every taken number again: a record updated 1,000 times)."""
+        name = allocate_id(prefix, taken, start=starts.get(prefix, first), width=width)
+        starts[prefix] = int(name[len(prefix):]) + 1
+        return name
 
     def _named(self, case: dict[str, Any]) -> dict[str, Any]:
         """Placeholders → ids (`names`); each version keeps its agent id in `record_id`."""
@@ -442,13 +457,19 @@ class RunBuilder:
         """Earlier items whose text the given text shows as a whole (an output, its
         reasoning or call arguments, a tool result, a record's content; exactly, or
         JSON-escaped inside a structure), in the order they were made (ids must not depend
-        on the hash seed); each (text, item) pair is looked at once."""
-        checked, found = self._matched.get(text, (0, []))
-        if checked < len(self._said):
-            for item, said in self._said[checked:]:
-                if _occurs(said, text):
-                    found.append(item)
-            self._matched[text] = (len(self._said), found)
+        on the hash seed). A text seen before is looked at again only against the items
+        made since; a new one, through the index of what each item's text starts with (the
+        cost of the text, not of the conversation)."""
+        cached = self._matched.get(text)
+        if cached is None:
+            candidates = sorted({i for head in _heads(text, self._head_sizes)
+                                 for i in self._heads.get(head, ())})
+        else:
+            candidates = list(range(cached[0], len(self._said)))
+        found = list(cached[1]) if cached is not None else []
+        found += [self._said[i][0] for i in candidates
+                  if any(_occurs(form, text) for form in self._said[i][1])]
+        self._matched[text] = (len(self._said), found)
         return found
 
     def _against_anchor(self, context: list[str], shown: bool = False,
@@ -510,7 +531,11 @@ class RunBuilder:
     def _say(self, item: str, text: str) -> None:
         """`item` said `text`: a later input showing it depends on the item (`_shown`)."""
         if text.strip():
-            self._said.append((item, text))
+            forms = tuple(dict.fromkeys((text, json.dumps(text, ensure_ascii=False)[1:-1])))
+            for form in forms:
+                self._heads.setdefault(form[:HEAD], []).append(len(self._said))
+                self._head_sizes.add(min(len(form), HEAD))
+            self._said.append((item, forms))
 
     def _seen(self, item: str, source: str | None) -> None:
         self.sources[item] = source or ""
@@ -597,8 +622,11 @@ class RunBuilder:
                 step["generated_memory_ids"].remove(version)
         del self.memories[version]
         self.versions[self.unnamed.pop(version, version)].remove(version)
-        self._said = [(item, text) for item, text in self._said if item != version]
-        self._matched.clear()  # found lists may name it: looked at again
+        kept = [(item, forms) for item, forms in self._said if item != version]
+        self._said, self._heads, self._matched = [], {}, {}  # indexes shift: made again
+        self._head_sizes = set()
+        for item, forms in kept:
+            self._say(item, forms[0])
         for ids in (self.history, self.since_anchor, self.recent, self.retrieved):
             ids[:] = [i for i in ids if i != version]
         if self.anchor is not None:
@@ -673,17 +701,24 @@ def renamed(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
-def _occurs(said: str, text: str) -> bool:
-    """Whether `said` appears in `text` as a whole: not inside a longer word (as exact text,
-    or JSON-escaped, as a structure quoting it carries it)."""
-    for form in dict.fromkeys((said, json.dumps(said, ensure_ascii=False)[1:-1])):
-        at = text.find(form)
-        while at >= 0:
-            end = at + len(form)
-            if (at == 0 or not (text[at - 1].isalnum() and form[0].isalnum())) and (
-                    end == len(text) or not (text[end].isalnum() and form[-1].isalnum())):
-                return True
-            at = text.find(form, at + 1)
+HEAD = 8  # the index of said texts: their first HEAD characters (the whole of a shorter one)
+
+
+def _heads(text: str, sizes: set[int]) -> set[str]:
+    """Every substring of `text` as long as an indexed head: where a said text may start."""
+    return {text[i:i + size] for size in sizes for i in range(len(text) - size + 1)}
+
+
+def _occurs(form: str, text: str) -> bool:
+    """Whether `form` (a said text, or its JSON-escaped form: a structure quoting it carries
+    it so) appears in `text` as a whole: not inside a longer word."""
+    at = text.find(form)
+    while at >= 0:
+        end = at + len(form)
+        if (at == 0 or not (text[at - 1].isalnum() and form[0].isalnum())) and (
+                end == len(text) or not (text[end].isalnum() and form[-1].isalnum())):
+            return True
+        at = text.find(form, at + 1)
     return False
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from provrepair.loaders.agent_run import WARNINGS, renamed
+from provrepair.loaders.agent_run import SOURCES, WARNINGS, renamed
 from provrepair.loaders.otel import RunReading, Span
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
@@ -69,6 +69,7 @@ class CapturedRun:
     names: dict[str, str] = field(default_factory=dict)  # placeholder → id (ours, versions)
     taken: set[str] = field(default_factory=set)         # every id named so far
     versions: set[str] = field(default_factory=set)      # the ids the loader named so far
+    starts: dict[str, int] = field(default_factory=dict)  # id prefix → next number to try
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
     steps: int = 0
@@ -83,7 +84,7 @@ class CapturedRun:
         """The reading just stored whole (a full rebuild): everything in it is stored."""
         run = cls(key, reading, token)
         builder = reading.builder
-        run.names = builder.names()
+        run.names = builder.names(None, builder.taken_ids(), run.starts)
         run.versions = set(run.names.values())
         run.taken = builder.taken_ids() | run.versions
         run._take(builder.session, list(builder.memories), builder.trace)
@@ -118,7 +119,7 @@ class CapturedRun:
             return None
         self.taken.update(real)
         named = len(self.names)
-        builder.names(self.names, self.taken)
+        builder.names(self.names, self.taken, self.starts)
         self.versions.update(islice(self.names.values(), named, None))
         earlier = [builder.trace[self.steps - 1]] if continued else []
         stored_steps = self.steps
@@ -200,7 +201,8 @@ class CapturedRun:
             if turn in self.first:
                 edges.extend(Edge(EdgeLabel.INITIATE, i, self.first[turn][2])
                              for i in self.inputs_of.get(turn, []))
-        world = renamed(builder.world(), self.names)
+        world = builder.world()  # its sources are keyed by our ids (their values name spans)
+        world[SOURCES] = {self.names.get(k, k): v for k, v in world[SOURCES].items()}
         task = {"domain": builder.domain,
                 "diagnosed_faults": [self.names.get(f, f) for f in
                                      builder.faults(self.reading.fault_ids())],
