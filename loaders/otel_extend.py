@@ -206,7 +206,7 @@ class CapturedRun:
         task = {"domain": builder.domain,
                 "diagnosed_faults": [self.names.get(f, f) for f in
                                      builder.faults(self.reading.fault_ids())],
-                "world_json": dumps(world), "warnings": list(world.get(WARNINGS, [])),
+                "world_json": dumps(world), "warnings": list(world.get(WARNINGS, [])) or None,
                 # the hash of the whole case changes with every request: a full rebuild
                 # (or `provrepair ingest`) computes it again
                 "content_hash": None}

@@ -239,10 +239,12 @@ class LiveRuns:
         except RepairedConversation as exc:  # waiting would not help: said, kept journaled
             self.errors.append(f"trace {trace_id} of run {key!r} not stored: {exc}")
             log.warning("%s", self.errors[-1])
-        except (TaskConflict, StoreUnavailable) as exc:  # another writer holds the task (a
-            self.retry[trace_id] = (key, recovered, note)  # repair, an ingest --replace);
+        except (TaskConflict, StoreUnavailable) as exc:
+            # another writer holds the task (a repair, an ingest --replace), or the store is
+            # away: stored again at a later export, from the journal
+            self.retry[trace_id] = (key, recovered, note)
             log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
-                        "export", trace_id, key, type(exc).__name__, exc)  # the store is away
+                        "export", trace_id, key, type(exc).__name__, exc)
         except UserError as exc:
             message = f"trace {trace_id} of run {key!r} not stored: {type(exc).__name__}: {exc}"
             self.errors.append(message)
@@ -262,9 +264,11 @@ class LiveRuns:
         tkey = task_key(key)
         if trace_id in self.stepless:
             self.stepless.discard(trace_id)
-            if not self.store.run("get_task", {"task_key": tkey}):  # as a file ingest: no
-                self.store.run("assign_capture_trace", {  # task yet; its spans join the run's
-                    "trace_id": trace_id, "task_key": tkey, "recovered": recovered})  # journal
+            if not self.store.run("get_task", {"task_key": tkey}):
+                # agent frames only and no task yet: as a file ingest, no task; its spans
+                # join the run's journal, read with the run's next trace
+                self.store.run("assign_capture_trace", {
+                    "trace_id": trace_id, "task_key": tkey, "recovered": recovered})
                 return
         run = self.readings.pop(key, None)
         if run is None or recovered or note or not self._extend(run, trace_id):
@@ -302,8 +306,8 @@ class LiveRuns:
                                "the conversation's trace file with --replace)")
         ingest_case(self.store, case, replace=True)
         token = new_owner_id("capture")
-        self.store.run("set_task_warnings", {"task_key": tkey,
-                                             "warnings": case.world.get(WARNINGS, [])})
+        self.store.run("set_task_warnings", {"task_key": tkey,  # none: no property
+                                             "warnings": case.world.get(WARNINGS) or None})
         self.store.run("merge_task", {"task_key": tkey, "props": {"capture_token": token}})
         self.rebuilds += 1
         for warning in warnings:

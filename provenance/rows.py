@@ -124,9 +124,9 @@ def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[
         "diagnosed_faults": list(case.diagnosed_faults),
         "tools_json": dumps([t.model_dump(mode="json") for t in case.tools]),
         "world_json": dumps(case.world), "complete": complete,
-        # what `provrepair tasks` prints: the same for a file ingest as for live capture
-        "warnings": list(case.world.get(WARNINGS, [])),
     }
+    if case.world.get(WARNINGS):  # what `provrepair tasks` prints, as live capture writes it
+        props["warnings"] = list(case.world[WARNINGS])
     if content_hash is not None:
         props["content_hash"] = content_hash
     if case.memory_namespace is not None:  # the task's scope (repair/plan/scope.py)
