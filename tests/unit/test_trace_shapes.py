@@ -201,3 +201,18 @@ def test_agent_ids_shaped_like_ours_keep_their_ids() -> None:
     assert [s.step_id for s in otel.trace] == ["s_002", "s_003", "s_004"]
     assert [u.input_id for u in otel.session] == ["u_002"]
     assert {m.memory_id for m in otel.memory_store} == {"s_001", "u_001", "s_001~2"}
+
+
+def test_an_openinference_retriever_reads_lineage_from_document_metadata() -> None:
+    from provrepair.loaders.otel_dialects import normalize_document
+
+    retriever = {"traceId": TRACE, "spanId": f"{1:016x}", "startTimeUnixNano": "1000",
+                 "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in {
+                     "openinference.span.kind": "RETRIEVER", "input.value": "travel",
+                     "retrieval.documents.0.document.id": "sum",
+                     "retrieval.documents.0.document.content": "trains",
+                     "retrieval.documents.0.document.metadata": json.dumps(
+                         {"derived_from": ["n1"]})}.items()]}
+    (case,) = cases_from_spans(otlp_spans(normalize_document(
+        {"resourceSpans": [{"scopeSpans": [{"spans": [retriever]}]}]}), "t"))
+    assert {m.memory_id: m.derived_from for m in case.memory_store}["sum"] == ["n1"]
