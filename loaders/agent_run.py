@@ -17,13 +17,23 @@ depend on is exactly what was in its input:
   `evidence`), else on the latest model output and what arrived since (the output whose
   content it stores), and on its `derived_from` sources.
 
+Soundness by construction (issue 36): any earlier output (a model's text or reasoning, a
+tool call's string arguments, a tool result, a record's content) whose text reappears as a
+whole in a later input (any message of a request, whatever its role; a tool result; what a
+write stores) is a dependency of it (`_shown`); a memory operation is ONE step whatever the
+number of records it reads or writes (the records written together are that step's output,
+as the native recording has them); `derived_from` / `supersedes` are read wherever records
+appear (a search's results too), and a record named only there is a node of its own.
+
 Memory records keep the ids the agent used; an update or upsert of an existing record makes a
 new version `<id>~2`, `<id>~3`… that supersedes the previous one and keeps the agent's id in
-`record_id` (docs/case-format.md, "Agent ids"). Version ids are named when the case is built,
-against every id of the run (provenance/state/memory.py), so a real record named `m_best~2` keeps its
-id and the version takes the next free one. A record's final status is
+`record_id` (docs/case-format.md, "Agent ids"). Every id the loader makes (inputs `u_001`,
+steps `s_001`, versions) is a placeholder until the case is built, then allocated against
+every id the agent used (provenance/state/memory.py), so an agent record named `s_002` or
+`m_best~2` keeps its id and ours takes the next free one. A record's final status is
 what the run last observed: a record a later search still returns is active again, whatever
-an earlier delete or update claimed (that mutation failed silently: the planner's seed).
+an earlier delete or update claimed (that mutation failed silently: the planner's seed), and
+a version that update made is no longer active (it never took effect).
 """
 
 from __future__ import annotations
@@ -35,12 +45,15 @@ from typing import Any
 
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import FORMAT, Case
-from provrepair.provenance.state.memory import retired_status, version_id
+from provrepair.provenance.rows import WARNINGS as WARNINGS  # re-exported: loaders use it
+from provrepair.provenance.state.memory import VERSION_SEPARATOR, allocate_id, retired_status
 from provrepair.provenance.validate import parse_case
 from provrepair.provenance.vocab import MemoryStatus
 
-WARNINGS = "provrepair.warnings"  # world keys: what the reading could not see, and
+# world keys: what the reading could not see (provenance/rows.py writes it on the task), and
 SOURCES = "provrepair.sources"    # where each step and input came from (span id, message)
+REASONING = "#reasoning"  # the source suffix of the plan step a model's reasoning becomes
+INPUT_PREFIX, STEP_PREFIX = "u_", "s_"  # the ids the loader names its inputs and steps by
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ class Context:
     calls: tuple[str, ...] = ()        # ids of tool calls in earlier assistant messages
     results: tuple[tuple[str, str], ...] = ()  # (call id, content) of tool results
     records: tuple[str, ...] = ()      # memory record ids named in message parts
-    texts: tuple[str, ...] = ()        # every non-assistant text, searched for record contents
+    texts: tuple[str, ...] = ()        # every other text (system, tool, reasoning…)
     # a transcript: the input is everything the previous output had, that output, and all
     # that happened since (the items above are read in addition)
     cumulative: bool = False
@@ -81,6 +94,7 @@ class ModelOutput:
     context: Context | None = None  # None: the input was not captured
     operation: str | None = None    # set for a generic step: the operation it was recorded as
     source: str | None = None
+    reasoning: str = ""  # the model's reasoning before its output: a plan step of its own
 
 
 @dataclass(frozen=True)
@@ -93,8 +107,18 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class RecordSeen:
+    """A memory record as an operation names it: returned by a search, or written."""
+
+    record_id: str
+    content: str = ""
+    derived_from: tuple[str, ...] = ()  # record ids it consolidates
+    supersedes: tuple[str, ...] = ()    # record ids it replaces
+
+
+@dataclass(frozen=True)
 class MemorySearch:
-    records: tuple[tuple[str, str], ...]  # (record id, content) as returned
+    records: tuple[RecordSeen, ...]  # as returned
     ts: int
     query: str = ""
     source: str | None = None
@@ -102,21 +126,22 @@ class MemorySearch:
 
 @dataclass(frozen=True)
 class MemoryWrite:
-    op: str            # create | update | upsert | delete
-    record_id: str
-    content: str
+    """One memory operation (create | update | upsert | delete) of one or more records: one
+    step, whose output is every record it writes."""
+
+    op: str
+    records: tuple[RecordSeen, ...]
     ts: int
     failed: bool = False
     refs: tuple[str, ...] = ()          # sources it points at (span parent, span links)
     evidence: tuple[str, ...] = ()      # ids it names itself (records, tool calls, our ids)
-    derived_from: tuple[str, ...] = ()  # record ids it consolidates
-    supersedes: tuple[str, ...] = ()    # record ids it replaces
     source: str | None = None
 
 
 Event = UserMessage | ModelOutput | ToolResult | MemorySearch | MemoryWrite
 MUTATION = {"create": "memory_write", "update": "memory_update", "upsert": "memory_update",
             "delete": "memory_delete"}
+NO_TEXT = ("(tool calls)", "(no output recorded)")  # what an output without text is named
 
 
 @dataclass
@@ -165,9 +190,17 @@ class RunBuilder:
     uncaptured: list[str] = field(default_factory=list)  # outputs read without their input
     anchor: _Anchor | None = None
     _matched: dict[str, tuple[int, list[str]]] = field(default_factory=dict)  # text cache
-    _made: list[str] = field(default_factory=list)  # record versions, in creation order
-    unnamed: dict[str, str] = field(default_factory=dict)  # placeholder → record id (versions)
+    _said: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (item, forms)
+    _heads: dict[str, list[int]] = field(default_factory=dict)  # a form's head → _said index
+    _head_sizes: set[int] = field(default_factory=set)  # the lengths of those heads
+    # ids the loader makes are placeholders until the case is built (`names`): ours
+    # (placeholder → prefix) and record versions (placeholder → the agent's record id)
+    ours: dict[str, str] = field(default_factory=dict)
+    unnamed: dict[str, str] = field(default_factory=dict)
+    provisional: dict[str, str] = field(default_factory=dict)  # u_001, s_004 → placeholder
     touched: set[str] = field(default_factory=set)  # records whose status changed (live capture)
+    withdrawn: set[str] = field(default_factory=set)  # versions taken back (live capture)
+    _versions_made: int = 0
 
     def add(self, event: Event) -> None:
         if isinstance(event, UserMessage):
@@ -187,7 +220,7 @@ class RunBuilder:
         loaders/otel_extend.py), and the case of the longer run is read the same way."""
         trace = [dict(step) for step in self.trace]
         mark_final_answers(trace)
-        return parse_case(self._named_versions({
+        return parse_case(self._named({
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
             "session": self.session, "memory_store": [dict(m) for m in self.memories.values()],
             "trace": trace, "diagnosed_faults": self.faults(diagnosed_faults),
@@ -214,28 +247,92 @@ class RunBuilder:
     def current(self, record_id: str) -> str:
         return self.versions[record_id][-1]
 
+    # -- ids ------------------------------------------------------------------------------
+
+    def taken_ids(self) -> set[str]:
+        """Every id the agent named: its record ids (ours are placeholders until named)."""
+        return {m for m in self.memories if m not in self.unnamed}
+
+    def names(self, names: dict[str, str] | None = None, taken: set[str] | None = None,
+              starts: dict[str, int] | None = None) -> dict[str, str]:
+        """Placeholder → id for every id the loader made: those in `names` kept (the dict is
+        filled in place), each new one allocated in the order made against `taken` (default:
+        every id the agent named; given, it holds the ids in `names` too, and the new ones are
+        added). Inputs, steps and versions have prefixes of their own, so each kind is
+        numbered as if alone; `starts` (prefix → the number to try first, kept by a caller
+        naming in steps) makes each allocation start past the last one of its prefix."""
+        names = {} if names is None else names
+        taken = self.taken_ids() if taken is None else taken
+        starts = {} if starts is None else starts
+        for placeholder, prefix in self.ours.items():
+            if placeholder not in names:
+                names[placeholder] = self._allocate(prefix, taken, starts, 1, 3)
+        for placeholder, agent_id in self.unnamed.items():
+            if placeholder not in names:  # `version_id`'s shape: <agent id>~N from 2
+                names[placeholder] = self._allocate(f"{agent_id}{VERSION_SEPARATOR}", taken,
+                                                    starts, 2, 1)
+        return names
+
+    @staticmethod
+    def _allocate(prefix: str, taken: set[str], starts: dict[str, int], first: int,
+                  width: int) -> str:
+        """`allocate_id` from where the prefix's last allocation left off: each id is the
+        first free one past the previous (the same ids as from `first`, without walking
+        every taken number again: a record updated 1,000 times)."""
+        name = allocate_id(prefix, taken, start=starts.get(prefix, first), width=width)
+        starts[prefix] = int(name[len(prefix):]) + 1
+        return name
+
+    def _named(self, case: dict[str, Any]) -> dict[str, Any]:
+        """Placeholders → ids (`names`); each version keeps its agent id in `record_id`."""
+        names = self.names()
+        for record in case["memory_store"]:
+            if record["memory_id"] in self.unnamed:
+                record["record_id"] = self.unnamed[record["memory_id"]]
+        named: dict[str, Any] = renamed(case, names)
+        return named
+
+    def _next_step(self) -> str:
+        """The placeholder of the next step made (its final id is named with the case)."""
+        return f"\x00s{len(self.trace) + 1}\x00"
+
     # -- events ---------------------------------------------------------------------------
 
     def _user(self, text: str, ts: int, source: str | None) -> str:
-        input_id = f"u_{len(self.session) + 1:03d}"
+        n = len(self.session) + 1
+        input_id = f"\x00u{n}\x00"
+        self.ours[input_id] = INPUT_PREFIX
+        self.provisional[f"{INPUT_PREFIX}{n:03d}"] = input_id
         self.users.setdefault(text, []).append(len(self.session))
         self.session.append({"input_id": input_id, "task_id": self.task_id,
-                             "turn": len(self.session) + 1, "content": text,
-                             "timestamp": ts})
+                             "turn": n, "content": text, "timestamp": ts})
         self._seen(input_id, source)
         return input_id
 
     def _model(self, event: ModelOutput) -> None:
         used, sufficient = self._dependencies(event)
+        if event.reasoning:  # what the model thought first: a plan step the output follows
+            source = f"{event.source}{REASONING}" if event.source is not None else None
+            plan = self._step("plan", event.reasoning, event.ts, used, sufficient,
+                              source=source)
+            self._say(plan, event.reasoning)
+            self._remember(plan)
+            used, sufficient = [plan], []
         step_type = "plan" if event.tool_calls or event.operation else "claim"
         text = f"{event.operation}: {event.text}" if event.operation else event.text
         step = self._step(step_type, text, event.ts, used, sufficient, source=event.source)
+        if event.reasoning and self.anchor is not None and self.anchor.step == used[0]:
+            self.anchor.step = self.anchor.chain[-1] = step  # the output ends the chain
+        if event.text not in NO_TEXT:
+            self._say(step, event.text)
         for call in event.tool_calls:
             action = self._step("tool_action", f"{call.name}({_args(call.arguments)})",
                                 event.ts, [step], [], tool_name=call.name,
                                 tool_args=call.arguments, source=f"call {call.call_id}")
             self.actions[call.call_id] = action
             self.issuers[call.call_id] = step
+            for value in _strings(call.arguments):
+                self._say(action, value)
             self._remember(action)
         self.outputs[event.text] = step
         self._remember(step)
@@ -246,14 +343,16 @@ class RunBuilder:
         if action is None:
             raise CaseError(self.task_id, "tool_call_id", event.call_id,
                             "a tool result whose call was never made (orphan tool result)")
-        step = self._step("tool_observation", event.content, event.ts, [action], [],
+        # a result that carries an earlier output (a sub-agent's answer) depends on it too
+        step = self._step("tool_observation", event.content, event.ts,
+                          [action, *self._shown(event.content)], [],
                           status="error" if event.error else "ok", source=event.source)
         self.observations[event.call_id] = step
+        self._say(step, event.content)
         self._seen_now(step)
 
     def _search(self, event: MemorySearch) -> None:
-        found = [self._returned(record_id, content, event.ts)
-                 for record_id, content in event.records]
+        found = list(dict.fromkeys(self._returned(record, event.ts) for record in event.records))
         step = self._step("memory_read", f"Retrieved: {', '.join(found) or 'nothing'}"
                           + (f" (query: {event.query})" if event.query else ""), event.ts,
                           found, [], source=event.source)
@@ -262,34 +361,50 @@ class RunBuilder:
             self.retrieved.append(item)
 
     def _mutation(self, event: MemoryWrite) -> None:
-        known = event.record_id in self.versions
-        op = "create" if event.op == "upsert" and not known else event.op
-        if op in ("update", "delete") and not known and not event.supersedes:
-            self._root(event.record_id, event.content, event.ts)  # existed before the run
-        replaced = [self._known(r, event.ts) for r in event.supersedes]
-        if not replaced and op != "create":
-            replaced = [self.current(event.record_id)]
-        sources = [self._known(r, event.ts) for r in event.derived_from]
-        used = self._write_dependencies(event) + sources
-        step_id = f"s_{len(self.trace) + 1:03d}"
-        new = None if op == "delete" or event.failed else self._version(event.record_id)
-        step_type = ("memory_consolidate" if len(replaced) > 1 and new
-                     else MUTATION["update" if replaced and new else op])
-        self._step(step_type, event.content or f"{op} {event.record_id}", event.ts, used, [],
-                   invalidated=replaced, generated=[new] if new else [],
+        """One step for the whole operation: it invalidates every record any of its records
+        replaces and generates every record it writes (none when it failed)."""
+        step_id = self._next_step()
+        used = self._write_dependencies(event)
+        writes: list[tuple[RecordSeen, list[str], list[str]]] = []
+        created = False
+        for record in event.records:
+            known = record.record_id in self.versions
+            op = "create" if event.op == "upsert" and not known else event.op
+            created = created or op == "create"
+            if op in ("update", "delete") and not known and not record.supersedes:
+                self._root(record.record_id, record.content, event.ts)  # existed before the run
+            replaced = [self._known(r, event.ts) for r in record.supersedes]
+            if not replaced and op != "create":
+                replaced = [self.current(record.record_id)]
+            sources = [self._known(r, event.ts) for r in record.derived_from]
+            used += sources
+            writes.append((record, replaced, sources))
+        invalidated = list(dict.fromkeys(r for _, replaced, _ in writes for r in replaced))
+        written = [] if event.op == "delete" or event.failed else [
+            (self._version(record.record_id), record, replaced, sources)
+            for record, replaced, sources in writes]
+        merges = any(len(replaced) > 1 for _, replaced, _ in writes) or \
+            len(invalidated) > max(len(written), 1)  # several records into fewer
+        step_type = ("memory_delete" if event.op == "delete" else
+                     "memory_write" if not invalidated else
+                     "memory_consolidate" if merges else "memory_update")
+        content = " ".join(r.content for r in event.records if r.content) or \
+            f"{event.op} {', '.join(r.record_id for r in event.records)}"
+        self._step(step_type, content, event.ts, used, [], invalidated=invalidated,
+                   generated=[new for new, *_ in written],
                    status="error" if event.failed else "ok", source=event.source)
         self._remember(step_id)
-        if self.anchor is not None and replaced:  # see _against_anchor: named again later
-            self.anchor.context.difference_update(replaced)
+        if self.anchor is not None and invalidated:  # see _against_anchor: named again later
+            self.anchor.context.difference_update(invalidated)
             self.anchor.complete = False
         if event.failed:
             return
         retire = retired_status(step_type)  # provenance/state/memory.py
         if retire is not None:
-            for old in replaced:
+            for old in invalidated:
                 self._set_status(old, retire.value, step_id)
-        if new is not None:
-            self.memories[new] = self._record(new, event.content, event.ts, step_id,
+        for new, record, replaced, sources in written:
+            self.memories[new] = self._record(new, record.content, event.ts, step_id,
                                               replaced[0] if replaced else None, sources)
             self._seen_now(new)
 
@@ -334,21 +449,28 @@ class RunBuilder:
                 self._tool_result(ToolResult(call_id, content, ts - 1))
             items.append(self.observations[call_id])
         items += [self._known(r, ts - 1) for r in ctx.records]
-        for text in ctx.texts:
+        for text in (*ctx.users, *ctx.outputs, *ctx.texts):  # in any role: issue 36
             items += self._shown(text)
         items += self.retrieved
         return list(dict.fromkeys(items))
 
     def _shown(self, text: str) -> list[str]:
-        """Record versions whose content the text shows (a memory system message, a memory
-        tool's result), in the order they were recorded (ids must not depend on the hash
-        seed); each (text, version) pair is looked at once."""
-        checked, found = self._matched.get(text, (0, []))
-        for version in self._made[checked:]:
-            content = self.memories[version]["content"]
-            if content and content in text:
-                found.append(version)
-        self._matched[text] = (len(self._made), found)
+        """Earlier items whose text the given text shows as a whole (an output, its
+        reasoning or call arguments, a tool result, a record's content; exactly, or
+        JSON-escaped inside a structure), in the order they were made (ids must not depend
+        on the hash seed). A text seen before is looked at again only against the items
+        made since; a new one, through the index of what each item's text starts with (the
+        cost of the text, not of the conversation)."""
+        cached = self._matched.get(text)
+        if cached is None:
+            candidates = sorted({i for head in _heads(text, self._head_sizes)
+                                 for i in self._heads.get(head, ())})
+        else:
+            candidates = list(range(cached[0], len(self._said)))
+        found = list(cached[1]) if cached is not None else []
+        found += [self._said[i][0] for i in candidates
+                  if any(_occurs(form, text) for form in self._said[i][1])]
+        self._matched[text] = (len(self._said), found)
         return found
 
     def _against_anchor(self, context: list[str], shown: bool = False,
@@ -360,7 +482,7 @@ class RunBuilder:
         it, and it to this step. One exception, kept exact: a record a mutation has touched
         since is named again (its fault seeds at the mutation, and reach enters no node
         older than the seed, so a path through an older output would not count)."""
-        anchor, step = self.anchor, f"s_{len(self.trace) + 1:03d}"
+        anchor, step = self.anchor, self._next_step()
         if anchor is not None and (shown or anchor.step in context):
             covered = anchor.context  # the old anchor is done with: grow its set in place
             used = [anchor.step, *anchor.skips(),
@@ -377,14 +499,18 @@ class RunBuilder:
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
         """What a write points at (span parent, links, its own references); without any, the
-        latest model output and what arrived since it (the output whose content it stores)."""
+        latest model output and what arrived since it (the output whose content it stores);
+        and any earlier output its records' contents show."""
         named = [self.by_source[r] for r in event.refs if r in self.by_source]
         named += [self._evidence_id(e) for e in event.evidence]
-        if named:
-            return named
-        last = next((s["step_id"] for s in reversed(self.trace)
-                     if s["step_type"] in ("claim", "plan")), None)
-        return ([last] if last else []) + self.recent
+        if not named:
+            last = next((s["step_id"] for s in reversed(self.trace)
+                         if s["step_type"] in ("claim", "plan")), None)
+            named = ([last] if last else []) + self.recent
+        for record in event.records:
+            if record.content:
+                named += self._shown(record.content)
+        return list(dict.fromkeys(named))
 
     def _evidence_id(self, evidence: str) -> str:
         """An evidence id as the model wrote it: a memory record id, a tool call id, one of our
@@ -394,14 +520,23 @@ class RunBuilder:
             return self.current(evidence)
         if evidence in self.observations:
             return self.observations[evidence]
-        if evidence in self.sources:
-            return evidence
+        if evidence in self.provisional:  # our id, as it is named when the agent's are not
+            return self.provisional[evidence]
         if evidence in self.by_source:  # a span id, `messages[3]`: where the item came from
             return self.by_source[evidence]
         raise CaseError(self.task_id, "evidence", evidence,
                         "names nothing the model had in its context")
 
     # -- records and steps -----------------------------------------------------------------
+
+    def _say(self, item: str, text: str) -> None:
+        """`item` said `text`: a later input showing it depends on the item (`_shown`)."""
+        if text.strip():
+            forms = tuple(dict.fromkeys((text, json.dumps(text, ensure_ascii=False)[1:-1])))
+            for form in forms:
+                self._heads.setdefault(form[:HEAD], []).append(len(self._said))
+                self._head_sizes.add(min(len(form), HEAD))
+            self._said.append((item, forms))
 
     def _seen(self, item: str, source: str | None) -> None:
         self.sources[item] = source or ""
@@ -424,57 +559,86 @@ class RunBuilder:
             return self.current(record_id)
         return self._root(record_id, "", ts)
 
-    def _returned(self, record_id: str, content: str, ts: int) -> str:
-        """The version a search returned (by content, else the current one), active again."""
-        if record_id not in self.versions:
-            return self._root(record_id, content, ts)
-        match = [v for v in self.versions[record_id] if self.memories[v]["content"] == content]
-        version = match[-1] if match else self.current(record_id)
+    def _returned(self, record: RecordSeen, ts: int) -> str:
+        """The version a search returned (by content, else the current one), active again,
+        with what it says it was derived from or replaced. A version made after it (an update
+        the run recorded) did not take effect: no longer active, and later operations act on
+        the returned one."""
+        if record.record_id not in self.versions:
+            sources = [self._known(r, ts) for r in record.derived_from]
+            replaced = [self._known(r, ts) for r in record.supersedes]
+            version = self._root(record.record_id, record.content, ts, sources,
+                                 replaced[0] if replaced else None)
+            for old in replaced:
+                self._set_status(old, MemoryStatus.SUPERSEDED.value, None)
+            return version
+        versions = self.versions[record.record_id]
+        match = [v for v in versions if self.memories[v]["content"] == record.content]
+        version = match[-1] if match else versions[-1]
+        for phantom in versions[versions.index(version) + 1:]:
+            if not self._withdraw(phantom):  # something read it: kept, no longer active
+                self._set_status(phantom, MemoryStatus.SUPERSEDED.value, None)
+        if version != versions[-1]:
+            versions.remove(version)
+            versions.append(version)
+        sources = [s for s in (self._known(r, ts) for r in record.derived_from)
+                   if s != version and s not in self.memories[version]["derived_from"]]
+        if sources:
+            self.memories[version]["derived_from"] += sources
+            self.touched.add(version)
         self._set_status(version, MemoryStatus.ACTIVE.value, None)
         return version
 
-    def _root(self, record_id: str, content: str, ts: int) -> str:
+    def _root(self, record_id: str, content: str, ts: int, derived_from: list[str] | None = None,
+              supersedes: str | None = None) -> str:
         """A record the run did not write (it was in the store before): a root record."""
         version = self._version(record_id)
-        self.memories[version] = self._record(version, content, ts, None, None, [])
+        self.memories[version] = self._record(version, content, ts, None, supersedes,
+                                              derived_from or [])
         return version
 
     def _version(self, record_id: str) -> str:
         """The record's first version keeps the agent's id; a later one gets a placeholder
-        until every id of the run is known (`_named_versions`)."""
+        until every id of the run is known (`names`)."""
         versions = self.versions.setdefault(record_id, [])
         version = record_id
         if versions:
-            version = f"\x00v{len(self.unnamed)}\x00"
+            version = f"\x00v{self._versions_made}\x00"
+            self._versions_made += 1
             self.unnamed[version] = record_id
         versions.append(version)
         return version
 
-    def taken_ids(self) -> set[str]:
-        """Every id of the run that is not a version placeholder: inputs, steps, the agent's
-        record ids."""
-        return {*(u["input_id"] for u in self.session), *(s["step_id"] for s in self.trace),
-                *(m for m in self.memories if m not in self.unnamed)}
-
-    def version_names(self) -> dict[str, str]:
-        """Placeholder → version id, allocated against every id of the run, in the order
-        the versions were made."""
-        taken = self.taken_ids()
-        return {p: version_id(agent, taken) for p, agent in self.unnamed.items()}
-
-    def _named_versions(self, case: dict[str, Any]) -> dict[str, Any]:
-        """Placeholders → version ids (`version_names`); each version keeps its agent id in
-        `record_id`."""
-        names = self.version_names()
-        for record in case["memory_store"]:
-            if record["memory_id"] in self.unnamed:
-                record["record_id"] = self.unnamed[record["memory_id"]]
-        named: dict[str, Any] = renamed(case, names)
-        return named
+    def _withdraw(self, version: str) -> bool:
+        """Take back a version that never existed (its update did not take effect), if
+        nothing but its own write names it: its write then generated nothing, as the
+        native recording of such an update has it, and its id is free again."""
+        if any(version in s["used_ids"] or version in s["invalidated_memory_ids"]
+               for s in self.trace) or any(version in m["derived_from"]
+                                           or m["supersedes"] == version
+                                           for m in self.memories.values()):
+            return False
+        for step in self.trace:
+            if version in step["generated_memory_ids"]:
+                step["generated_memory_ids"].remove(version)
+        del self.memories[version]
+        self.versions[self.unnamed.pop(version, version)].remove(version)
+        kept = [(item, forms) for item, forms in self._said if item != version]
+        self._said, self._heads, self._matched = [], {}, {}  # indexes shift: made again
+        self._head_sizes = set()
+        for item, forms in kept:
+            self._say(item, forms[0])
+        for ids in (self.history, self.since_anchor, self.recent, self.retrieved):
+            ids[:] = [i for i in ids if i != version]
+        if self.anchor is not None:
+            self.anchor.context.discard(version)
+        self.touched.discard(version)
+        self.withdrawn.add(version)
+        return True
 
     def _record(self, memory_id: str, content: str, ts: int, by: str | None,
                 supersedes: str | None, derived_from: list[str]) -> dict[str, Any]:
-        self._made.append(memory_id)
+        self._say(memory_id, content)
         return {"memory_id": memory_id, "task_id": self.task_id, "content": content,
                 "source": "agent_summary", "last_modified_by": by, "created_at": ts,
                 "last_modified_at": ts, "derived_from": list(dict.fromkeys(derived_from)),
@@ -493,7 +657,9 @@ class RunBuilder:
               tool_name: str | None = None, tool_args: dict[str, Any] | None = None,
               source: str | None = None) -> str:
         turn = max(1, len(self.session))
-        step_id = f"s_{len(self.trace) + 1:03d}"
+        step_id = self._next_step()
+        self.ours[step_id] = STEP_PREFIX
+        self.provisional[f"{STEP_PREFIX}{len(self.trace) + 1:03d}"] = step_id
         prev = self.trace[-1] if self.trace and self.trace[-1]["turn"] == turn else None
         if prev is not None:
             prev["next_step_ids"].append(step_id)
@@ -520,12 +686,12 @@ def mark_final_answers(trace: list[dict[str, Any]]) -> None:
         step["step_type"] = "final_answer"
 
 
-_PLACEHOLDER = re.compile("\x00v[0-9]+\x00")
+_PLACEHOLDER = re.compile("\x00[usv][0-9]+\x00")
 
 
 def renamed(value: Any, names: dict[str, str]) -> Any:
-    """`value` with every version placeholder replaced by its id (in ids and in the texts that
-    name them, such as a memory read's "Retrieved: …")."""
+    """`value` with every placeholder replaced by its id (in ids and in the texts that name
+    them, such as a memory read's "Retrieved: …")."""
     if isinstance(value, str):
         return _PLACEHOLDER.sub(lambda m: names.get(m.group(0), m.group(0)), value) \
             if "\x00" in value else value
@@ -534,6 +700,38 @@ def renamed(value: Any, names: dict[str, str]) -> Any:
     if isinstance(value, dict):  # keys too: `world` maps ids to their sources
         return {renamed(k, names): renamed(v, names) for k, v in value.items()}
     return value
+
+
+HEAD = 8  # the index of said texts: their first HEAD characters (the whole of a shorter one)
+
+
+def _heads(text: str, sizes: set[int]) -> set[str]:
+    """Every substring of `text` as long as an indexed head: where a said text may start."""
+    return {text[i:i + size] for size in sizes for i in range(len(text) - size + 1)}
+
+
+def _occurs(form: str, text: str) -> bool:
+    """Whether `form` (a said text, or its JSON-escaped form: a structure quoting it carries
+    it so) appears in `text` as a whole: not inside a longer word."""
+    at = text.find(form)
+    while at >= 0:
+        end = at + len(form)
+        if (at == 0 or not (text[at - 1].isalnum() and form[0].isalnum())) and (
+                end == len(text) or not (text[end].isalnum() and form[-1].isalnum())):
+            return True
+        at = text.find(form, at + 1)
+    return False
+
+
+def _strings(value: Any) -> list[str]:
+    """The non-empty strings inside a call's arguments (what a later input may carry)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _args(arguments: dict[str, Any]) -> str:

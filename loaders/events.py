@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provrepair.loaders import strict_json
-from provrepair.provenance.errors import CaseError, InputError, UserError
+from provrepair.provenance.errors import CaseError, InputError, ProvrepairError, UserError
 from provrepair.provenance.models import ToolSpec
 from provrepair.provenance.parsing import parse_model
 from provrepair.provenance.recorder import Recorder
@@ -74,6 +74,19 @@ class EventStream:
     def flush(self) -> None:
         for recorder in self.recorders.values():
             recorder.flush()
+
+    def abort(self) -> None:
+        """The stream was refused (a bad line): each open task keeps what was valid before
+        it (flushed, as a Recorder leaving its block on an error does) and its lock is given
+        back, so the next writer of the task is not held off; the tasks stay incomplete."""
+        for recorder in self.recorders.values():
+            try:
+                recorder.flush()
+            except ProvrepairError:
+                pass  # a dead store: nothing more to keep; the release below is best-effort
+            finally:
+                recorder.release()
+        self.recorders.clear()
 
     def _dispatch(self, event: Any) -> None:
         if not isinstance(event, dict):
@@ -145,14 +158,19 @@ def decode_event(line: bytes, where: str) -> Any:
 
 def consume(stream: EventStream, lines: Iterable[bytes], name: str,
             on_event: Callable[[int], None] | None = None) -> None:
-    """Decode and feed every non-blank line."""
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{name}:{lineno}"
-        stream.feed(decode_event(line, where), where)
-        if on_event is not None:
-            on_event(lineno)
+    """Decode and feed every non-blank line; a line refused stops the stream and gives every
+    task's lock back (`EventStream.abort`). Ctrl-C is not a refusal: the caller finishes."""
+    try:
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"{name}:{lineno}"
+            stream.feed(decode_event(line, where), where)
+            if on_event is not None:
+                on_event(lineno)
+    except Exception:
+        stream.abort()
+        raise
 
 
 def tail_lines(handle: Any, *, idle_timeout: float | None, done: Callable[[], bool],

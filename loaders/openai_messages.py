@@ -67,12 +67,14 @@ from provrepair.loaders.agent_run import (
     MemorySearch,
     MemoryWrite,
     ModelOutput,
+    RecordSeen,
     RunBuilder,
     ToolCall,
     ToolResult,
     UserMessage,
 )
 from provrepair.loaders.case_files import read_json_records
+from provrepair.loaders.limits import check_depth, check_id, loads
 from provrepair.loaders.otel import input_context
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import Case
@@ -88,7 +90,8 @@ def load_transcripts(paths: list[Path]) -> list[Case]:
 
 def transcript_case(raw: Any, default_task: str) -> Case:
     data = {"messages": raw} if isinstance(raw, list) else raw
-    task_id = str(data.get("task_id") or default_task) if isinstance(data, dict) else None
+    task_id = (check_id(None, "task_id", data.get("task_id") or default_task)
+               if isinstance(data, dict) else None)
     if isinstance(data, dict) and "messages" not in data and isinstance(data.get("requests"),
                                                                         list):
         data = {**data, "messages": _responses(str(task_id), data["requests"])}
@@ -149,6 +152,7 @@ class _MessageReader:
         self.requests = requests
         self.answered = 0
         self.system: list[str] = []
+        self.named: list[str] = []  # records a message part names (`memory_record_id`)
         self.waiting: list[str] = []
 
     def events(self, i: int, message: Any) -> list[Event]:
@@ -158,16 +162,22 @@ class _MessageReader:
             raise CaseError(self.task_id, where, None, "a message is an object with a role")
         role = message.get("role")
         text = _text(self.task_id, where, message.get("content"))
+        # a record a message names by id is context of every later output, whatever the role
+        self.named += [p["memory_record_id"] for p in _text_parts(self.task_id, where,
+                                                                   message.get("content"))
+                       if "memory_record_id" in p]
         if role == "user":
             return [UserMessage(text, ts, where)]
         if role == "assistant":
             calls = tuple(self._tool_call(f"{where}.tool_calls[{j}]", c)
                           for j, c in enumerate(message.get("tool_calls") or []))
-            context = Context(texts=tuple(self.system), cumulative=True)
+            context = Context(records=tuple(dict.fromkeys(self.named)),
+                              texts=tuple(self.system), cumulative=True)
             if self.requests is not None:  # counted against the assistant messages before
                 context, self.answered = self.requests[self.answered], self.answered + 1
             return [ModelOutput(text or "(tool calls)", ts, calls, _evidence(message, text),
-                                context, source=where)]
+                                context, source=where,
+                                reasoning=_reasoning(self.task_id, where, message))]
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is None and self.waiting:
@@ -175,6 +185,7 @@ class _MessageReader:
             if not isinstance(call_id, str):
                 raise CaseError(self.task_id, f"{where}.tool_call_id", None,
                                 "a tool message needs one")
+            check_id(self.task_id, f"{where}.tool_call_id", call_id)
             if call_id in self.waiting:
                 self.waiting.remove(call_id)
             return [ToolResult(call_id, text, ts, source=where)]
@@ -187,13 +198,16 @@ class _MessageReader:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
             raise CaseError(self.task_id, where, None, "expected {id, function: {name, arguments}}")
-        call_id = call.get("id") if isinstance(call.get("id"), str) else where
+        call_id = check_id(self.task_id, f"{where}.id", call["id"]) \
+            if isinstance(call.get("id"), str) else where
         raw = function.get("arguments")
         try:
-            arguments = json.loads(raw or "{}") if isinstance(raw, str) or raw is None else raw
+            arguments = loads(raw or "{}", f"task {self.task_id!r}, {where}.function.arguments") \
+                if isinstance(raw, str) or raw is None else raw
         except json.JSONDecodeError as exc:
             raise CaseError(self.task_id, where, call_id,
                             f"arguments are not JSON: {exc.msg}") from exc
+        check_depth(arguments, f"task {self.task_id!r}, {where}.function.arguments")
         self.waiting.append(call_id)
         return ToolCall(call_id, str(function.get("name")),
                         arguments if isinstance(arguments, dict) else {"arguments": arguments})
@@ -266,9 +280,9 @@ def _text_parts(task_id: str, where: str, content: Any) -> list[dict[str, Any]]:
         if part.get("type") not in TEXT_PARTS:
             continue
         record = part.get("memory_record_id")
-        if record is not None and not isinstance(record, str):
-            raise CaseError(task_id, f"{where}.content[{i}].memory_record_id", None,
-                            "expected a record id (a string)")
+        if record is not None:
+            record = check_id(task_id, f"{where}.content[{i}].memory_record_id", record,
+                              integers=False)
         out.append({"type": "text", "content": str(part.get("text", "")),
                     **({"memory_record_id": record} if record is not None else {})})
     return out
@@ -280,18 +294,35 @@ def _memory_event(task_id: str, event: dict[str, Any], ts: int, source: str) -> 
         raise CaseError(task_id, f"{source}.op", None, f"{op!r} is not one of {OPS}")
     if op == "search":
         records = event.get("records") or []
-        if not all(isinstance(r, dict) and isinstance(r.get("id"), str) for r in records):
+        if not isinstance(records, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("id"), str) for r in records):
             raise CaseError(task_id, f"{source}.records", None, "expected [{id, content}]")
-        return MemorySearch(tuple((r["id"], str(r.get("content", ""))) for r in records), ts,
+        return MemorySearch(tuple(_record(task_id, r, f"{source}.records[{i}]")
+                                  for i, r in enumerate(records)), ts,
                             str(event.get("query") or ""), source)
-    if not isinstance(event.get("id"), str):
-        raise CaseError(task_id, f"{source}.id", None, f"a {op} needs the record id")
-    ids = {key: _id_list(task_id, event, key, source)
-           for key in ("derived_from", "supersedes", "evidence")}
-    return MemoryWrite(op, event["id"], str(event.get("content") or ""), ts,
-                       failed=bool(event.get("failed")), evidence=ids["evidence"],
-                       derived_from=ids["derived_from"], supersedes=ids["supersedes"],
-                       source=source)
+    if isinstance(event.get("records"), list) and "id" not in event:  # several, one operation
+        records = event["records"]
+        if not records or not all(isinstance(r, dict) and isinstance(r.get("id"), str)
+                                  for r in records):
+            raise CaseError(task_id, f"{source}.records", None,
+                            "expected [{id, content, derived_from, supersedes}]")
+        written = tuple(_record(task_id, r, f"{source}.records[{i}]")
+                        for i, r in enumerate(records))
+    elif isinstance(event.get("id"), str):
+        written = (_record(task_id, event, source),)
+    else:
+        raise CaseError(task_id, f"{source}.id", None,
+                        f"a {op} needs the record id (or `records`: [{{id, ...}}])")
+    return MemoryWrite(op, written, ts, failed=bool(event.get("failed")),
+                       evidence=_id_list(task_id, event, "evidence", source), source=source)
+
+
+def _record(task_id: str, raw: dict[str, Any], where: str) -> RecordSeen:
+    """A record a memory event names: id, content and lineage (`derived_from`, `supersedes`)."""
+    return RecordSeen(check_id(task_id, f"{where}.id", raw["id"]),
+                      str(raw.get("content") or ""),
+                      _id_list(task_id, raw, "derived_from", where),
+                      _id_list(task_id, raw, "supersedes", where))
 
 
 def _id_list(task_id: str, event: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
@@ -300,10 +331,10 @@ def _id_list(task_id: str, event: dict[str, Any], key: str, source: str) -> tupl
     if value is None:
         return ()
     if isinstance(value, str):
-        return (value,)
+        value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise CaseError(task_id, f"{source}.{key}", None, "expected an id or a list of ids")
-    return tuple(value)
+    return tuple(check_id(task_id, f"{source}.{key}", v) for v in value)
 
 
 TEXT_PARTS = ("text", "input_text", "output_text")
@@ -323,6 +354,19 @@ def _text(task_id: str, where: str, content: Any) -> str:
                             f"a {part['type']!r} block is not an OpenAI chat message "
                             "(an Anthropic-style message list?)")
     return " ".join(str(p.get("text", "")) for p in content if p.get("type") in TEXT_PARTS)
+
+
+def _reasoning(task_id: str, where: str, message: dict[str, Any]) -> str:
+    """What the model thought before answering (`reasoning_content`, or `reasoning`, as
+    reasoning models' chat APIs return it): a plan step of its own."""
+    for key in ("reasoning_content", "reasoning"):
+        value = message.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise CaseError(task_id, f"{where}.{key}", None, "expected a string")
+        return value
+    return ""
 
 
 def _evidence(message: dict[str, Any], text: str) -> tuple[str, ...] | None:

@@ -38,9 +38,18 @@ from provrepair.loaders.agent_run import (
     MemorySearch,
     MemoryWrite,
     ModelOutput,
+    RecordSeen,
     RunBuilder,
     ToolCall,
     ToolResult,
+)
+from provrepair.loaders.limits import (
+    ENCODED_DEPTH,
+    check_depth,
+    check_id,
+    check_time,
+    loads,
+    short,
 )
 from provrepair.loaders.otlp_json import value_of
 from provrepair.provenance.errors import CaseError, InputError
@@ -69,6 +78,22 @@ class Span:
     links: tuple[str, ...] = ()  # span ids this span links to
     link_traces: tuple[str, ...] = ()  # the trace id of each link ("" when not given)
     error_text: str = ""         # the status description or exception message of a failure
+    end_ns: int | None = None
+
+    @property
+    def at(self) -> int:
+        """When the span's event happened, what the reading orders by: its start, except a
+        tool's result, which exists when the tool's span ends (a sub-agent the tool ran
+        worked in between, its spans inside the tool's)."""
+        if self.operation == "execute_tool" and self.end_ns is not None \
+                and self.end_ns >= self.start_ns:
+            return self.end_ns
+        return self.start_ns
+
+    @property
+    def order(self) -> tuple[int, str]:
+        """The reading order of spans: (`at`, span id)."""
+        return self.at, self.span_id
 
     @property
     def operation(self) -> str | None:
@@ -92,30 +117,70 @@ def load_otlp(paths: list[Path]) -> list[Case]:
 
 
 def otlp_spans(raw: Any, where: str) -> list[Span]:
+    """The spans of an OTLP/JSON document, each checked (structure, ids, times, nesting)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("resourceSpans"), list):
         raise InputError(f"{where}: not OTLP/JSON traces (no resourceSpans list)")
-    try:
-        return [_span(span, where) for resource in raw["resourceSpans"]
-                for scope in resource.get("scopeSpans") or [] for span in scope.get("spans") or []]
-    except AttributeError as exc:  # a resource or scope that is not an object
-        raise InputError(f"{where}: not OTLP/JSON traces ({exc})") from exc
+    spans = []
+    for i, resource in enumerate(raw["resourceSpans"]):
+        scopes = _listed(resource, "scopeSpans", f"{where}: resourceSpans[{i}]")
+        for j, scope in enumerate(scopes):
+            at = f"{where}: resourceSpans[{i}].scopeSpans[{j}]"
+            spans += [_span(span, at) for span in _listed(scope, "spans", at)]
+    return spans
 
 
-def _span(raw: dict[str, Any], where: str) -> Span:
+def _listed(parent: Any, key: str, where: str) -> list[Any]:
+    """`parent[key]`, a list (absent or null: empty); anything else is not OTLP."""
+    if not isinstance(parent, dict):
+        raise InputError(f"{where}: not OTLP/JSON traces (expected an object, got "
+                         f"{type(parent).__name__})")
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where}.{key}: not OTLP/JSON traces (expected a list, got "
+                         f"{type(value).__name__})")
+    return value
+
+
+def _span(raw: Any, where: str) -> Span:
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: a span is an object, got {type(raw).__name__}")
+    trace_id, span_id = _hex_id(raw, "traceId", 32, where), _hex_id(raw, "spanId", 16, where)
+    at = f"{where}: span {span_id} of trace {trace_id}"
     try:
         status = raw.get("status") or {}
-        return Span(trace_id=str(raw["traceId"]), span_id=str(raw["spanId"]),
-                    start_ns=int(raw["startTimeUnixNano"]),
-                    attributes={a["key"]: value_of(a["value"]) for a in raw.get("attributes", [])},
+        check_depth(raw.get("attributes"), at, ENCODED_DEPTH)
+        parent = raw.get("parentSpanId")
+        links = _listed(raw, "links", at)
+        return Span(trace_id=trace_id, span_id=span_id,
+                    start_ns=check_time(raw["startTimeUnixNano"], f"{at}: startTimeUnixNano"),
+                    end_ns=check_time(raw["endTimeUnixNano"], f"{at}: endTimeUnixNano")
+                    if raw.get("endTimeUnixNano") not in (None, "", "0", 0) else None,
+                    attributes={check_id(None, "attribute key", a["key"], integers=False):
+                                value_of(a["value"]) for a in _listed(raw, "attributes", at)},
                     error=status.get("code") in (ERROR, "STATUS_CODE_ERROR"),
-                    parent_id=str(raw["parentSpanId"]) if raw.get("parentSpanId") else None,
-                    links=tuple(str(link["spanId"]) for link in raw.get("links") or []),
-                    link_traces=tuple(str(link.get("traceId") or "")
-                                      for link in raw.get("links") or []),
+                    parent_id=_hex_id(raw, "parentSpanId", 16, at) if parent else None,
+                    links=tuple(_hex_id(link, "spanId", 16, f"{at}: link") for link in links),
+                    link_traces=tuple(_hex_id(link, "traceId", 32, f"{at}: link")
+                                      if link.get("traceId") else "" for link in links),
                     error_text=str(status.get("message") or _exception(raw)))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"{where}: span {_field(raw, 'spanId')} of trace "
-                         f"{_field(raw, 'traceId')}: missing or malformed {exc}") from exc
+        raise InputError(f"{at}: missing or malformed {exc}") from exc
+    except CaseError as exc:
+        raise InputError(f"{at}: {exc.field}: {exc.problem}") from exc
+
+
+def _hex_id(raw: Any, key: str, digits: int, where: str) -> str:
+    """An OTLP/JSON trace or span id: hex digits, as a string (OTLP's JSON encoding), at most
+    `digits` of them (OTLP writes exactly that many; shorter ones, as hand-written traces
+    have, are read as they are)."""
+    value = raw.get(key) if isinstance(raw, dict) else None
+    if not (isinstance(value, str) and 0 < len(value) <= digits
+            and all(c in "0123456789abcdefABCDEF" for c in value)):
+        raise InputError(f"{where}: {key} {short(repr(value))} is not an OTLP/JSON id "
+                         f"(a string of at most {digits} hex digits)")
+    return value
 
 
 def _field(raw: Any, key: str) -> str:
@@ -132,13 +197,79 @@ def _exception(raw: dict[str, Any]) -> str:
 
 
 def cases_from_spans(spans: Iterable[Span]) -> list[Case]:
+    """One case per run (`group_runs`) that has a span making a step: the same rule as live
+    capture (loaders/otel_runs.py), LLM calls outside any agent run included (a run of their
+    trace), and read the same way (`read_run`)."""
     warnings: dict[str, list[str]] = {}
     runs = group_runs([span for span in spans if span.operation is not None], warnings)
-    if not runs:
+    cases = []
+    for key, run in runs.items():
+        if not any(makes_step(s.operation) for s in run):
+            continue
+        case, more, _ = read_run(key, sorted(run, key=lambda s: s.order))
+        cases.append(with_warnings(case, [*warnings.get(key, []), *more]))
+    if not cases:
         raise InputError("no GenAI spans (gen_ai.operation.name) in the input: no agent run")
-    return [with_warnings(run_case(key, sorted(run, key=lambda s: (s.start_ns, s.span_id))),
-                          warnings.get(key, []))
-            for key, run in runs.items()]
+    return cases
+
+
+def makes_step(operation: str | None) -> bool:
+    """Whether a span of this operation is read as a step (not an agent's frame, an
+    embedding call…)."""
+    return operation is not None and operation not in IGNORED
+
+
+CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
+
+
+def blind_spans(spans: list[Span]) -> list[Span]:
+    """Inference spans recorded without message content."""
+    return [s for s in spans if s.operation in INFERENCE
+            and not any(s.attributes.get(k) for k in CONTENT)]
+
+
+def read_run(key: str, spans: list[Span]) -> tuple[Case, list[str], RunReading | None]:
+    """One run's spans (in reading order) → its case, the warnings for its task, and the
+    reading that gave the case (None when spans had to be left out). A run whose inference
+    spans carry no message content (the instrumentations' default) is read without the
+    model's text, tool calls or claims, and says so; a tool result whose call that leaves
+    unknown is left out, and said so, rather than losing the run. File ingest and live
+    capture read runs here, so they agree."""
+    warnings = []
+    blind = blind_spans(spans)
+    if blind:
+        inference = sum(1 for s in spans if s.operation in INFERENCE)
+        warnings.append(
+            f"message content was not captured on {len(blind)} of {inference} inference "
+            "span(s) (e.g. span " f"{blind[0].span_id}): those steps are stored without the "
+            "model's text, tool calls or claims; turn content capture on "
+            "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
+    try:
+        reading = RunReading(key).read(spans)
+        return reading.case(), warnings, reading
+    except CaseError:
+        if not blind:
+            raise
+    called = _captured_call_ids(key, spans)
+    orphans = [s for s in spans if s.operation == "execute_tool"
+               and str(s.attributes.get("gen_ai.tool.call.id")) not in called]
+    warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
+                    f"out (e.g. span {orphans[0].span_id})" if orphans else
+                    "the run could not be read in full")
+    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
+
+
+def _captured_call_ids(key: str, spans: list[Span]) -> set[str]:
+    ids: set[str] = set()
+    for span in spans:
+        try:
+            messages = _json(key, span, "gen_ai.output.messages", [])
+        except (CaseError, InputError):
+            continue
+        ids.update(str(p.get("id")) for m in messages if isinstance(m, dict)
+                   for p in m.get("parts", []) if isinstance(p, dict)
+                   and p.get("type") == "tool_call")
+    return ids
 
 
 def group_runs(spans: list[Span], warnings: dict[str, list[str]] | None = None
@@ -223,7 +354,7 @@ class RunReading:
     builder: RunBuilder = field(init=False)
     domain: Any = None
     faults: Any = None
-    last: tuple[int, str] = (-1, "")  # the (start, span id) of the last span read
+    last: tuple[int, str] = (-1, "")  # the order (Span.order) of the last span read
     # every memory namespace the spans name, by attribute, in order (memory_namespace below)
     namespaces: dict[str, dict[str, None]] = field(default_factory=dict)
     namespace_note: str | None = None
@@ -234,7 +365,7 @@ class RunReading:
 
     def read(self, spans: list[Span]) -> RunReading:
         for span in spans:
-            self.last = (span.start_ns, span.span_id)
+            self.last = span.order
             self.domain = span.attributes.get("provrepair.domain", self.domain)
             self.faults = span.attributes.get("provrepair.diagnosed_faults", self.faults)
             for key in NAMESPACE_ATTRIBUTES:
@@ -299,9 +430,7 @@ class SpanReader:
         if op == "execute_tool":
             return [self._tool_result(span)]
         if op == "search_memory":
-            records = self._records(span)
-            return [MemorySearch(tuple((r["id"], _value_text(r.get("content", "")))
-                                       for r in records), span.start_ns,
+            return [MemorySearch(self._records(span), span.start_ns,
                                  str(a.get("gen_ai.memory.query.text", "")), span.span_id)]
         if op in MEMORY_WRITES:
             return self._writes(span, MEMORY_WRITES[op])
@@ -313,6 +442,8 @@ class SpanReader:
     def _tool_result(self, span: Span) -> ToolResult:
         a = span.attributes
         call_id = a.get("gen_ai.tool.call.id")
+        if call_id is not None:
+            call_id = check_id(self.task_id, "gen_ai.tool.call.id", call_id)
         if call_id is None:  # pair by tool name with the oldest call still unanswered
             name = str(a.get("gen_ai.tool.name", ""))
             waiting = [c for c in self.open_calls.get(name, []) if c not in self.answered]
@@ -326,18 +457,24 @@ class SpanReader:
         text = "" if result is None else _value_text(result)
         if span.error:
             text = " ".join(t for t in (text, f"error: {span.error_text or 'failed'}") if t)
-        return ToolResult(str(call_id), text, span.start_ns, span.error, span.span_id)
+        return ToolResult(str(call_id), text, span.at, span.error, span.span_id)
 
-    def _records(self, span: Span) -> list[dict[str, Any]]:
+    def _records(self, span: Span) -> tuple[RecordSeen, ...]:
+        """The records a memory span names, with their lineage (`metadata.derived_from`,
+        `metadata.supersedes`: read on a search's results as on a write's records)."""
         records = _json(self.task_id, span, "gen_ai.memory.records", [])
         if not isinstance(records, list) or not all(
                 isinstance(r, dict) and r.get("id") is not None for r in records):
             raise CaseError(self.task_id, "gen_ai.memory.records", span.span_id,
                             "expected a list of {id, content}")
-        return [{**r, "id": str(r["id"])} for r in records]
+        return tuple(RecordSeen(check_id(self.task_id, "gen_ai.memory.records", r["id"]),
+                                _value_text(r.get("content", "")),
+                                _ids(_metadata(r).get("derived_from"), "metadata.derived_from"),
+                                _ids(_metadata(r).get("supersedes"), "metadata.supersedes"))
+                     for r in records)
 
     def _writes(self, span: Span, op: str) -> list[Event]:
-        """One event per record the span names (a span may carry several)."""
+        """One memory operation, whatever the number of records the span names: one step."""
         a = span.attributes
         records = self._records(span)
         named = a.get("gen_ai.memory.record.id")
@@ -345,23 +482,21 @@ class SpanReader:
             if named is None:
                 raise CaseError(self.task_id, "gen_ai.memory.record.id", span.span_id,
                                 f"a {span.operation} span needs it (or gen_ai.memory.records)")
-            records = [{"id": str(named)}]
+            records = (RecordSeen(check_id(self.task_id, "gen_ai.memory.record.id", named)),)
         refs = tuple(r for r in (span.parent_id, *span.links) if r)
         evidence = _ids(a.get("provrepair.evidence_ids"), "provrepair.evidence_ids")
-        return [MemoryWrite(op, r["id"], _value_text(r.get("content", "")), span.start_ns,
-                            failed=span.error, refs=refs, evidence=evidence,
-                            derived_from=_ids(_metadata(r).get("derived_from"),
-                                              "metadata.derived_from"),
-                            supersedes=_ids(_metadata(r).get("supersedes"), "metadata.supersedes"),
-                            source=span.span_id if i == 0 else f"{span.span_id}#{i}")
-                for i, r in enumerate(records)]
+        return [MemoryWrite(op, records, span.start_ns, failed=span.error, refs=refs,
+                            evidence=evidence, source=span.span_id)]
 
     def _model_output(self, span: Span, operation: str | None) -> ModelOutput:
         messages = _messages(self.task_id, span, "gen_ai.output.messages")
         parts = [p for m in messages or [] for p in m["parts"]]
         text = " ".join(_part_text(p) for p in parts if p.get("type") == "text")
-        calls = tuple(ToolCall(str(p.get("id") or f"{span.span_id}:{i}"), str(p.get("name")),
-                               _arguments(p.get("arguments")))
+        reasoning = " ".join(_part_text(p) for p in parts if p.get("type") == "reasoning")
+        calls = tuple(ToolCall(check_id(self.task_id, "tool_call.id", p["id"]) if p.get("id")
+                               else f"{span.span_id}:{i}", str(p.get("name")),
+                               _arguments(p.get("arguments"), f"span {span.span_id}: "
+                                          f"tool call {i} arguments"))
                       for i, p in enumerate(parts) if p.get("type") == "tool_call")
         for call in calls:
             self.open_calls.setdefault(call.name, []).append(call.call_id)
@@ -372,7 +507,7 @@ class SpanReader:
                            _ids(evidence, "provrepair.evidence_ids") if evidence is not None
                            else None,
                            None if inputs is None else input_context(inputs, span.span_id),
-                           operation, span.span_id)
+                           operation, span.span_id, reasoning)
 
 
 def input_context(messages: list[dict[str, Any]], span_id: str) -> Context:
@@ -381,6 +516,7 @@ def input_context(messages: list[dict[str, Any]], span_id: str) -> Context:
     for message in messages:
         role = message.get("role")
         text = " ".join(_part_text(p) for p in message["parts"] if p.get("type") == "text")
+        texts += [_part_text(p) for p in message["parts"] if p.get("type") == "reasoning"]
         if role == "user" and text:
             users.append(text)
         elif role == "assistant" and text:
@@ -396,7 +532,7 @@ def input_context(messages: list[dict[str, Any]], span_id: str) -> Context:
                 results.append((str(part.get("id")), response))
                 texts.append(response)
             if part.get("memory_record_id") is not None:
-                records.append(str(part["memory_record_id"]))
+                records.append(check_id(None, "memory_record_id", part["memory_record_id"]))
     return Context(tuple(users), tuple(outputs), tuple(calls), tuple(results), tuple(records),
                    tuple(texts))
 
@@ -429,7 +565,7 @@ def _metadata(record: dict[str, Any]) -> dict[str, Any]:
     metadata = record.get("metadata")
     if isinstance(metadata, str):
         try:
-            metadata = json.loads(metadata)
+            metadata = loads(metadata, f"record {short(str(record.get('id')))}: metadata")
         except json.JSONDecodeError:
             return {}
     return metadata if isinstance(metadata, dict) else {}
@@ -442,13 +578,13 @@ def _ids(value: Any, what: str = "ids") -> tuple[str, ...]:
     values = value if isinstance(value, (list, tuple)) else [value]
     if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
         raise CaseError(None, what, None, "expected an id or a list of ids")
-    return tuple(map(str, values))
+    return tuple(check_id(None, what, v) for v in values)
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def _arguments(raw: Any, where: str) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw, where)
         except json.JSONDecodeError:
             return {"arguments": raw}
     if raw is None:
@@ -461,6 +597,6 @@ def _json(task_id: str, span: Span, key: str, default: Any) -> Any:
     if raw is None:
         return default
     try:
-        return json.loads(raw) if isinstance(raw, str) else raw
+        return loads(raw, f"span {span.span_id}: {key}") if isinstance(raw, str) else raw
     except json.JSONDecodeError as exc:
         raise CaseError(task_id, key, span.span_id, "not JSON") from exc

@@ -9,8 +9,8 @@ and `llm.output_messages.N.message.*` (role, content, contents.K.message_content
 tool_calls.K.tool_call.{id, function.name, function.arguments}, tool_call_id) as
 `gen_ai.input/output.messages`; TOOL → execute_tool (`tool.name`, `tool.id` or
 `tool_call.id`, `input.value` arguments, `output.value` result); AGENT → invoke_agent;
-RETRIEVER → search_memory (`retrieval.documents.N.document.{id, content}`, `input.value` the
-query); `session.id` → the conversation. Other kinds (CHAIN, EMBEDDING, …) are not steps.
+RETRIEVER → search_memory (`retrieval.documents.N.document.{id, content, metadata}`,
+`input.value` the query); `session.id` → the conversation. Other kinds (CHAIN, EMBEDDING, …) are not steps.
 
 OpenLLMetry (`traceloop.span.kind`, `llm.request.type`, `gen_ai.prompt.N.*`): an LLM span →
 chat (text_completion for `llm.request.type` completion), with `gen_ai.prompt.N.{role, content,
@@ -102,8 +102,9 @@ def _openinference(a: dict[str, Any]) -> dict[str, Any]:
         out.update({"gen_ai.operation.name": "search_memory",
                     "gen_ai.memory.query.text": a.get("input.value"),
                     "gen_ai.memory.records": json.dumps(
-                        [_record(d.get("document.id"), d.get("document.content", ""))
-                         for d in documents], ensure_ascii=False)})
+                        [_record(d.get("document.id"), d.get("document.content", ""),
+                                 d.get("document.metadata")) for d in documents],
+                        ensure_ascii=False)})
     return out
 
 
@@ -204,12 +205,13 @@ def _messages_attrs(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]])
     return out
 
 
-def _record(record_id: Any, content: Any) -> dict[str, str]:
-    """A retrieved document as a memory record; one without an id is named by its content."""
+def _record(record_id: Any, content: Any, metadata: Any = None) -> dict[str, Any]:
+    """A retrieved document as a memory record (its metadata kept: `derived_from`,
+    `supersedes` are read from it); one without an id is named by its content."""
     text = str(content)
     rid = record_id if record_id not in (None, "") else \
         "doc-" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    return {"id": str(rid), "content": text}
+    return {"id": str(rid), "content": text, **({"metadata": metadata} if metadata else {})}
 
 
 def _link_tool_calls(spans: list[dict[str, Any]]) -> None:

@@ -14,10 +14,13 @@ earlier messages, records or tool calls resolve against that reading, never by r
 earlier spans again. Where the new spans would change what is stored beyond adding to it,
 `extend` returns None and the caller reads the conversation again from its journal and
 replaces the task (as every trace end did before):
-- a new span starts before the last one read (the reading order is start time);
+- a new span comes before the last one read (the reading order, loaders/otel.py `Span.order`);
 - a stored final answer stops being one (a later output of its turn: its label changes);
 - a turn's first step changes (its INITIATE edge moves);
-- a new record id is the id a version was already named (`m~2`, written by the agent itself).
+- a new record id is an id the loader already named one of its own (`m~2`, `s_002`: the agent
+  named a record so; provenance/state/memory.py allocates ours around the agent's);
+- a stored version turns out never to have existed (a later read shows its update did not
+  take effect: loaders/agent_run.py takes it back).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from provrepair.loaders.agent_run import WARNINGS, renamed
+from provrepair.loaders.agent_run import SOURCES, WARNINGS, renamed
 from provrepair.loaders.otel import RunReading, Span
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.models import ExecutionStep, MemoryRecord, UserInput
@@ -38,7 +41,6 @@ from provrepair.provenance.rows import (
     node_type,
     step_row_json,
 )
-from provrepair.provenance.state.memory import version_id
 from provrepair.provenance.vocab import EdgeLabel
 
 FirstStep = tuple[int, int, str]  # a turn's first step: (timestamp, position, step id)
@@ -47,11 +49,14 @@ FirstStep = tuple[int, int, str]  # a turn's first step: (timestamp, position, s
 @dataclass(frozen=True)
 class Extension:
     """What one trace adds to a stored task: node rows ({uid, type, props}), edge rows
-    ({src, dst, label, sufficient}) and the task record's properties."""
+    ({src, dst, label, sufficient}) and the task record's properties; `changed`: the rows of
+    stored records whose status the trace changed (written so that a status a repair set
+    since stays: cypher/capture/merge_captured_memories.cypher)."""
 
     nodes: list[dict[str, Any]]
     edges: list[dict[str, Any]]
     task: dict[str, Any]
+    changed: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -61,9 +66,10 @@ class CapturedRun:
     key: str       # the task key
     reading: RunReading
     token: str     # the task's capture token when this reading was last stored
-    names: dict[str, str] = field(default_factory=dict)  # placeholder → version id
+    names: dict[str, str] = field(default_factory=dict)  # placeholder → id (ours, versions)
     taken: set[str] = field(default_factory=set)         # every id named so far
-    versions: set[str] = field(default_factory=set)      # the version ids named so far
+    versions: set[str] = field(default_factory=set)      # the ids the loader named so far
+    starts: dict[str, int] = field(default_factory=dict)  # id prefix → next number to try
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
     steps: int = 0
@@ -78,11 +84,12 @@ class CapturedRun:
         """The reading just stored whole (a full rebuild): everything in it is stored."""
         run = cls(key, reading, token)
         builder = reading.builder
-        run.names = builder.version_names()
+        run.names = builder.names(None, builder.taken_ids(), run.starts)
         run.versions = set(run.names.values())
         run.taken = builder.taken_ids() | run.versions
         run._take(builder.session, list(builder.memories), builder.trace)
         builder.touched.clear()
+        builder.withdrawn.clear()
         return run
 
     def extend(self, spans: list[Span]) -> Extension | None:
@@ -91,14 +98,16 @@ class CapturedRun:
         a full reading would; the reading is then unusable (the caller drops it)."""
         if not spans:
             return self._extension([], [], [], [], [])
-        if (spans[0].start_ns, spans[0].span_id) <= self.reading.last:
+        if spans[0].order <= self.reading.last:
             return None
         builder = self.reading.read(spans).builder
+        withdrawn, builder.withdrawn = builder.withdrawn, set()
+        if any(version in self.positions for version in withdrawn):
+            return None  # a stored version turned out never to exist: read again whole
         inputs = builder.session[self.inputs:]
         memories = list(islice(builder.memories, self.memories, None))
         steps = builder.trace[self.steps:]
-        real = [u["input_id"] for u in inputs] + [s["step_id"] for s in steps] + [
-            m for m in memories if m not in builder.unnamed]
+        real = [m for m in memories if m not in builder.unnamed]  # the agent's own ids
         if not self.versions.isdisjoint(real):
             return None
         changed = [m for m in builder.touched if self.positions.get(m, self.memories)
@@ -109,14 +118,13 @@ class CapturedRun:
         if initiate is None:
             return None
         self.taken.update(real)
-        for placeholder, agent_id in islice(builder.unnamed.items(), len(self.names), None):
-            self.names[placeholder] = version_id(agent_id, self.taken)
-            self.versions.add(self.names[placeholder])
+        named = len(self.names)
+        builder.names(self.names, self.taken, self.starts)
+        self.versions.update(islice(self.names.values(), named, None))
         earlier = [builder.trace[self.steps - 1]] if continued else []
         stored_steps = self.steps
         self._take(inputs, memories, steps)
-        return self._extension(inputs, memories + changed, earlier + steps,
-                               memories, sorted(initiate),
+        return self._extension(inputs, memories, changed, earlier + steps, sorted(initiate),
                                first_step=stored_steps - len(earlier))
 
     # -- internals --------------------------------------------------------------------------
@@ -142,16 +150,18 @@ class CapturedRun:
     def _take(self, inputs: list[dict[str, Any]], memories: list[str],
               steps: list[dict[str, Any]]) -> None:
         """Count the records as stored and remember what later extensions look up."""
+        name = self.names.get
         for u in inputs:
-            self.kinds[u["input_id"]] = NodeKind.USER_INPUT
-            self.inputs_of.setdefault(u["turn"], []).append(u["input_id"])
+            self.kinds[name(u["input_id"], u["input_id"])] = NodeKind.USER_INPUT
+            self.inputs_of.setdefault(u["turn"], []).append(name(u["input_id"], u["input_id"]))
         for m in memories:
             self.kinds[self.names.get(m, m)] = NodeKind.MEMORY
             self.positions[m] = self.memories
             self.memories += 1
         for position, step in enumerate(steps, self.steps):
-            self.kinds[step["step_id"]] = NodeKind.STEP
-            key = (step["timestamp"], position, step["step_id"])
+            step_id = name(step["step_id"], step["step_id"])
+            self.kinds[step_id] = NodeKind.STEP
+            key = (step["timestamp"], position, step_id)
             if step["turn"] not in self.first or key < self.first[step["turn"]]:
                 self.first[step["turn"]] = key
             if step["step_type"] == "claim":
@@ -159,26 +169,27 @@ class CapturedRun:
         self.inputs += len(inputs)
         self.steps += len(steps)
 
-    def _extension(self, inputs: list[dict[str, Any]], memories: list[str],
-                   steps: list[dict[str, Any]], new_memories: list[str],
-                   initiate: list[int], first_step: int = 0) -> Extension:
+    def _extension(self, inputs: list[dict[str, Any]], memories: list[str], changed: list[str],
+                   steps: list[dict[str, Any]], initiate: list[int],
+                   first_step: int = 0) -> Extension:
         builder = self.reading.builder
         nodes: list[dict[str, Any]] = []
         edges: list[Edge] = []
-        new = set(new_memories)
         start = self.inputs - len(inputs)
         for position, raw in enumerate(inputs, start):
-            data = UserInput.model_validate(raw).model_dump(mode="json")
+            data = UserInput.model_validate(renamed(raw, self.names)).model_dump(mode="json")
             nodes.append(input_row_json(self.key, data, position))
         for placeholder in memories:
-            raw = renamed(builder.memories[placeholder], self.names)
-            if placeholder in builder.unnamed:
-                raw = {**raw, "record_id": builder.unnamed[placeholder]}
-            record = MemoryRecord.model_validate(raw)
+            record = self._record(placeholder)
             nodes.append(memory_row_json(self.key, record.model_dump(mode="json"),
                                          self.positions[placeholder]))
-            if placeholder in new:
-                edges.extend(memory_edges(record))
+            edges.extend(memory_edges(record))
+        rewritten = []
+        for placeholder in changed:  # a status, or lineage a later search named (its edges)
+            record = self._record(placeholder)
+            rewritten.append(memory_row_json(self.key, record.model_dump(mode="json"),
+                                             self.positions[placeholder]))
+            edges.extend(memory_edges(record))
         for position, raw in enumerate(steps, first_step):
             named = renamed(raw, self.names)
             if named["step_type"] == "claim" and self.finals.get(named["turn"]) == position:
@@ -190,15 +201,23 @@ class CapturedRun:
             if turn in self.first:
                 edges.extend(Edge(EdgeLabel.INITIATE, i, self.first[turn][2])
                              for i in self.inputs_of.get(turn, []))
-        world = builder.world()
+        world = builder.world()  # its sources are keyed by our ids (their values name spans)
+        world[SOURCES] = {self.names.get(k, k): v for k, v in world[SOURCES].items()}
         task = {"domain": builder.domain,
                 "diagnosed_faults": [self.names.get(f, f) for f in
                                      builder.faults(self.reading.fault_ids())],
-                "world_json": dumps(world), "warnings": list(world.get(WARNINGS, [])),
+                "world_json": dumps(world), "warnings": list(world.get(WARNINGS, [])) or None,
                 # the hash of the whole case changes with every request: a full rebuild
                 # (or `provrepair ingest`) computes it again
                 "content_hash": None}
         if builder.memory_namespace is not None:  # as provenance/rows.task_props writes it
             task["memory_namespace"] = builder.memory_namespace
         return Extension([{**row, "type": node_type(row["props"])} for row in nodes],
-                         [edge_row(self.key, e) for e in dedupe(edges)], task)
+                         [edge_row(self.key, e) for e in dedupe(edges)], task, rewritten)
+
+    def _record(self, placeholder: str) -> MemoryRecord:
+        """A record of the reading, as stored: ids named, a version's agent id kept."""
+        raw = renamed(self.reading.builder.memories[placeholder], self.names)
+        if placeholder in self.reading.builder.unnamed:
+            raw = {**raw, "record_id": self.reading.builder.unnamed[placeholder]}
+        return MemoryRecord.model_validate(raw)

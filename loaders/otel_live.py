@@ -28,7 +28,7 @@ from provrepair.loaders.otel_runs import (
     DEFAULT_RECOVER_AFTER_S,
     LiveRuns,
 )
-from provrepair.loaders.otlp_json import attributes_json, document
+from provrepair.loaders.otlp_json import attributes_json
 from provrepair.provenance.errors import ConfigError, UserError
 from provrepair.provenance.store.base import GraphStore
 
@@ -51,7 +51,8 @@ def _ids(span: ReadableSpan) -> tuple[str, str]:
 def span_of(span: ReadableSpan) -> Span:
     trace_id, span_id = _ids(span)
     return Span(trace_id=trace_id, span_id=span_id,
-                start_ns=int(span.start_time or 0), attributes=dict(span.attributes or {}),
+                start_ns=int(span.start_time or 0), end_ns=span.end_time,
+                attributes=dict(span.attributes or {}),
                 error=span.status.status_code == StatusCode.ERROR,
                 parent_id=format(span.parent.span_id, "016x") if span.parent else None,
                 links=tuple(format(link.context.span_id, "016x") for link in span.links),
@@ -62,7 +63,7 @@ def span_of(span: ReadableSpan) -> Span:
 class ProvrepairSpanExporter(SpanExporter):
     """Journals every export and stores each agent run whole (loaders/otel_runs.py); failures
     are kept in `errors` and logged, never raised into the agent. `dropped_spans` counts the
-    GenAI spans dropped as outside any agent run."""
+    GenAI spans of traces dropped with nothing to store (loaders/otel_runs.py)."""
 
     def __init__(self, store: GraphStore, *, max_unclaimed_spans: int = DEFAULT_MAX_UNCLAIMED_SPANS,
                  recover_after_s: float = DEFAULT_RECOVER_AFTER_S):
@@ -120,7 +121,21 @@ class OtlpJsonFile(SpanExporter):
 
 
 def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    return document([otlp_span(s) for s in spans])
+    """SDK spans → one OTLP/JSON document, grouped as OTLP groups them: by resource (its
+    attributes, `service.name` among them), then by instrumentation scope (name, version)."""
+    resources: dict[int, tuple[Any, dict[tuple[str, str], list[dict[str, Any]]]]] = {}
+    for span in spans:
+        scope = span.instrumentation_scope
+        key = (scope.name, scope.version or "") if scope is not None else ("", "")
+        resource = span.resource
+        entry = resources.setdefault(id(resource), (resource, {}))
+        entry[1].setdefault(key, []).append(otlp_span(span))
+    return {"resourceSpans": [
+        {"resource": {"attributes": attributes_json(dict(resource.attributes or {}))
+                      if resource is not None else []},
+         "scopeSpans": [{"scope": {"name": name, **({"version": version} if version else {})},
+                         "spans": group} for (name, version), group in scopes.items()]}
+        for resource, scopes in resources.values()]}
 
 
 def otlp_span(span: ReadableSpan) -> dict[str, Any]:

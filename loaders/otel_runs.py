@@ -21,13 +21,24 @@ What it guarantees (README, "Recording your agent"):
   are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
   else; a trace left open by a crash is recovered once its spans are older than
   `recover_after_s` (at a capture's start, or a running capture's next export), and stored
-  with a warning on the task. A run whose inference spans carry no message content is stored without
-  the model's claims, with a warning on the task; one that cannot be read at all is reported
-  in `errors` and logged, its spans kept in the journal.
-- **Buffers are bounded.** Spans of traces not (yet) seen to belong to an agent run are kept
-  up to `max_unclaimed_spans`; past it, the oldest such trace is dropped, counted in
-  `dropped_spans` and logged. A trace whose root ends without any agent span is dropped the
-  same way: inference spans outside a run are not tasks.
+  with a warning on the task. A trace whose task another writer holds (a repair, an
+  `ingest --replace` of the conversation) or whose store is away waits in a queue and is
+  stored at a later export, read from the journal; a later trace of the same conversation
+  waits behind it, in order (it carries the earlier one's calls). A run whose inference spans
+  carry no message content is stored without the model's claims, with a warning on the task;
+  one that cannot be read at all is reported in `errors` and logged, its spans kept in the
+  journal.
+- **The same runs as a file ingest.** A trace is a run when it has an agent span or a span
+  that makes a step, LLM calls outside any agent run included (`trace-<id>`, as
+  `ingest --from otel` reads them); runs are read by loaders/otel.py `read_run`, as files are.
+- **A later trace never undoes a repair.** A record whose status a later trace changes keeps
+  the status a repair gave it (the trace's is recorded beside it and its step is stored); a
+  repaired conversation is never replaced by a full re-read (the trace is kept in the journal
+  and reported in `errors`).
+- **Buffers are bounded.** Spans of open traces not (yet) seen to make a run (only agent
+  frames or embeddings so far) are kept up to `max_unclaimed_spans`; past it, the oldest such
+  trace is dropped, counted in `dropped_spans` and logged, and so is a trace that ends with
+  nothing to store.
 """
 
 from __future__ import annotations
@@ -41,11 +52,12 @@ from typing import Any
 
 from provrepair.loaders.agent_run import WARNINGS
 from provrepair.loaders.otel import (
-    INFERENCE,
     RunReading,
     Span,
+    blind_spans,
+    makes_step,
     otlp_spans,
-    run_case,
+    read_run,
     sub_agent_link,
     with_warnings,
 )
@@ -67,7 +79,6 @@ DEFAULT_RECOVER_AFTER_S = 300.0
 DEFAULT_MAX_READINGS = 64  # conversations whose reading is kept between their traces
 MAX_DONE_TRACES = 10_000
 REMOTE_PARENT = 0x300  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
-CONTENT = ("gen_ai.input.messages", "gen_ai.output.messages")
 
 
 @dataclass
@@ -80,9 +91,11 @@ class OpenTrace:
     conversation: str | None = None        # the first any span carried
     parent: tuple[str, str] | None = None  # (trace, span) the outermost invoke_agent links to
     waiting_since: int = 0                 # when it began waiting for that parent's trace
+    steps: bool = False                    # a span of it makes a step (loaders/otel.py)
 
     def note(self, attributes: dict[str, Any], span: Span) -> None:
         self.spans += 1
+        self.steps = self.steps or makes_step(attributes.get("gen_ai.operation.name"))
         if attributes.get("gen_ai.operation.name") == "invoke_agent":
             # a sub-agent in a trace of its own: the last-ended (outermost) link wins
             self.parent = sub_agent_link(replace(span, attributes=attributes)) or self.parent
@@ -97,7 +110,13 @@ class OpenTrace:
     def run_key(self, trace_id: str) -> str | None:
         if self.agent_conversation or self.conversation:
             return self.agent_conversation or self.conversation
-        return f"trace-{trace_id}" if self.agent else None
+        # a trace with an agent or a step is a run (calls outside any agent run too: a file
+        # ingest reads them so, loaders/otel.py cases_from_spans)
+        return f"trace-{trace_id}" if self.agent or self.steps else None
+
+
+class RepairedConversation(TaskConflict):
+    """A trace that needs its conversation read again whole, in a task a repair changed."""
 
 
 class LiveRuns:
@@ -117,6 +136,7 @@ class LiveRuns:
         self.dropped_spans = 0
         self.retry: dict[str, tuple[str, bool, str | None]] = {}  # trace → how to store again
         self.children: dict[str, OpenTrace] = {}  # sub-agent traces waiting for their parent
+        self.stepless: set[str] = set()  # ended traces of agent frames only
         self.readings: dict[str, CapturedRun] = {}  # run → its reading, the latest last
         self.max_readings = max_readings
         self.extensions = self.rebuilds = 0  # how traces were stored (bench/, tests)
@@ -172,9 +192,11 @@ class LiveRuns:
                 return
         else:
             key = trace.run_key(trace_id) or self.done.get(trace_id)
-        if key is None:
-            self._drop(trace_id, trace.spans, "its root span ended outside any agent run")
+        if key is None or (not trace.steps and key == f"trace-{trace_id}"):
+            self._drop(trace_id, trace.spans, "its root span ended with no span that makes a step")
             return
+        if not trace.steps:  # agent frames only: part of its conversation's run, no run alone
+            self.stepless.add(trace_id)
         self._store_trace(key, trace_id, recovered, None)
 
     def _store_trace(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
@@ -207,10 +229,21 @@ class LiveRuns:
             self._store_trace(trace.run_key(child) or f"trace-{child}", child, False, note)
 
     def _try_store(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
+        """Store the trace, or queue it (journaled already) behind what waits: a conversation
+        whose earlier trace is waiting keeps its order, since a later request carries the
+        earlier one's calls and results."""
+        if any(waiting[0] == key for waiting in self.retry.values()):
+            self.retry[trace_id] = (key, recovered, note)
+            return
         try:
             self._store_run(key, trace_id, recovered, note)
-        except (TaskConflict, StoreUnavailable) as exc:  # a repair holds the task; the store
-            self.retry[trace_id] = (key, recovered, note)  # is away: stored again next flush
+        except RepairedConversation as exc:  # waiting would not help: said, kept journaled
+            self.errors.append(f"trace {trace_id} of run {key!r} not stored: {exc}")
+            log.warning("%s", self.errors[-1])
+        except (TaskConflict, StoreUnavailable) as exc:
+            # another writer holds the task (a repair, an ingest --replace), or the store is
+            # away: stored again at a later export, from the journal
+            self.retry[trace_id] = (key, recovered, note)
             log.warning("trace %s of run %r not stored yet (%s: %s); retried at the next "
                         "export", trace_id, key, type(exc).__name__, exc)
         except UserError as exc:
@@ -219,6 +252,8 @@ class LiveRuns:
             log.warning("%s (its spans stay in the capture journal)", message)
 
     def _retry(self) -> None:
+        """The queued traces, in the order they ended; a conversation's stop at its first that
+        still cannot be stored."""
         waiting, self.retry = self.retry, {}
         for trace_id, (key, recovered, note) in waiting.items():
             self._try_store(key, trace_id, recovered, note)
@@ -228,6 +263,14 @@ class LiveRuns:
         capture holds the run's reading and nothing else wrote the task since, else read
         again from the whole journal of the run (loaders/otel_extend.py)."""
         tkey = task_key(key)
+        if trace_id in self.stepless:
+            self.stepless.discard(trace_id)
+            if not self.store.run("get_task", {"task_key": tkey}):
+                # agent frames only and no task yet: as a file ingest, no task; its spans
+                # join the run's journal, read with the run's next trace
+                self.store.run("assign_capture_trace", {
+                    "trace_id": trace_id, "task_key": tkey, "recovered": recovered})
+                return
         run = self.readings.pop(key, None)
         if run is None or recovered or note or not self._extend(run, trace_id):
             run = self._rebuild(key, tkey, trace_id, recovered, note)
@@ -254,10 +297,18 @@ class LiveRuns:
         if note:
             warnings.append(note)
         case = with_warnings(case, warnings)
+        if self.store.run("count_task_repairs", {"task_key": tkey})[0]["runs"]:
+            # replacing the task would drop its repairs (and bring a deleted fault back):
+            # the trace stays in the journal, said loudly, never half-stored
+            raise RepairedConversation(f"task {key!r} was repaired since its last trace was stored, "
+                               f"and trace {trace_id} needs the conversation read again whole, "
+                               "which would undo the repair: the trace is kept in the capture "
+                               "journal (repair the task again after `provrepair ingest` of "
+                               "the conversation's trace file with --replace)")
         ingest_case(self.store, case, replace=True)
         token = new_owner_id("capture")
-        self.store.run("set_task_warnings", {"task_key": tkey,
-                                             "warnings": case.world.get(WARNINGS, [])})
+        self.store.run("set_task_warnings", {"task_key": tkey,  # none: no property
+                                             "warnings": case.world.get(WARNINGS) or None})
         self.store.run("merge_task", {"task_key": tkey, "props": {"capture_token": token}})
         self.rebuilds += 1
         for warning in warnings:
@@ -289,6 +340,8 @@ class LiveRuns:
                                           "props": {"capture_token": run.token}})
             for batch in batched(extension.nodes):
                 self.store.run("merge_nodes", {"rows": batch})
+            for batch in batched(extension.changed):  # a repair's status stays
+                self.store.run("merge_captured_memories", {"rows": batch})
             for batch in batched(extension.edges):
                 self.store.run("merge_edges", {"rows": batch})
             self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
@@ -303,8 +356,9 @@ class LiveRuns:
             if total <= self.max_unclaimed_spans:
                 return
             del self.open[trace_id]
-            self._drop(trace_id, spans, f"more than {self.max_unclaimed_spans} spans outside "
-                                        "any agent run were waiting (max_unclaimed_spans)")
+            self._drop(trace_id, spans, f"more than {self.max_unclaimed_spans} spans of traces "
+                                        "that make no run yet were waiting "
+                                        "(max_unclaimed_spans)")
             total -= spans
 
     def _drop(self, trace_id: str, spans: int, why: str) -> None:
@@ -342,60 +396,20 @@ def journal_spans(key: str, span_json: Iterable[str]) -> list[Span]:
     """Journaled OTLP/JSON spans (any dialect) → spans in reading order."""
     doc = normalize_document(document([json.loads(s) for s in span_json]))
     return sorted(otlp_spans(doc, f"capture journal of {key}"),
-                  key=lambda s: (s.start_ns, s.span_id))
-
-
-def blind_spans(spans: list[Span]) -> list[Span]:
-    """Inference spans recorded without message content."""
-    return [s for s in spans if s.operation in INFERENCE
-            and not any(s.attributes.get(k) for k in CONTENT)]
+                  key=lambda s: s.order)
 
 
 def run_from_journal(key: str, span_json: Iterable[str], *, recovered: Sequence[bool] = ()
                      ) -> tuple[Case, list[str], RunReading | None]:
     """Journaled OTLP/JSON spans of one run → its case, the warnings for its task, and the
-    reading that gave the case (None when spans had to be left out). Every span joins the
-    run, whatever conversation a sub-agent's spans name (they nest in the outer run)."""
+    reading that gave the case (None when spans had to be left out): read as a file ingest
+    reads them (loaders/otel.py `read_run`). Every span joins the run, whatever conversation
+    a sub-agent's spans name (they nest in the outer run)."""
     spans = journal_spans(key, span_json)
     warnings = ([f"{sum(recovered)} span(s) recovered after an interrupted capture"]
                 if any(recovered) else [])
-    blind = blind_spans(spans)
-    if blind:
-        inference = sum(1 for s in spans if s.operation in INFERENCE)
-        warnings.append(
-            f"message content was not captured on {len(blind)} of {inference} inference "
-            "span(s) (e.g. span " f"{blind[0].span_id}): those steps are stored without the "
-            "model's text, tool calls or claims; turn content capture on "
-            "(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT) to record them")
-    try:
-        reading = RunReading(key).read(spans)
-        return reading.case(), warnings, reading
-    except CaseError:
-        if not blind:
-            raise
-    # Without content the tool calls are unknown: a tool result then answers no recorded
-    # call. Kept out, and said so, rather than losing the run.
-    called = _captured_call_ids(spans)
-    orphans = [s for s in spans if s.operation == "execute_tool"
-               and str(s.attributes.get("gen_ai.tool.call.id")) not in called]
-    warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
-                    f"out (e.g. span {orphans[0].span_id})" if orphans else
-                    "the run could not be read in full")
-    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
-
-
-def _captured_call_ids(spans: list[Span]) -> set[str]:
-    ids: set[str] = set()
-    for span in spans:
-        raw = span.attributes.get("gen_ai.output.messages")
-        try:
-            messages = json.loads(raw) if isinstance(raw, str) else []
-        except json.JSONDecodeError:
-            continue
-        ids.update(str(p.get("id")) for m in messages if isinstance(m, dict)
-                   for p in m.get("parts", []) if isinstance(p, dict)
-                   and p.get("type") == "tool_call")
-    return ids
+    case, more, reading = read_run(key, spans)
+    return case, warnings + more, reading
 
 
 def link_captured(store: GraphStore, key: str, extension: Extension,

@@ -60,9 +60,12 @@ def document(spans: list[dict[str, Any]], scope: str = "provrepair") -> dict[str
 
 
 def document_spans(raw: Any) -> list[dict[str, Any]]:
-    """The span objects of an OTLP/JSON document (shape checked by loaders/otel.py)."""
-    if not isinstance(raw, dict):
-        return []
-    return [span for resource in raw.get("resourceSpans") or []
-            for scope in (resource.get("scopeSpans") or []) for span in scope.get("spans") or []
+    """The span objects of an OTLP/JSON document; anything of another shape is passed over
+    here (loaders/otel.py refuses it, naming where)."""
+    def listed(parent: Any, key: str) -> list[Any]:
+        value = parent.get(key) if isinstance(parent, dict) else None
+        return value if isinstance(value, list) else []
+
+    return [span for resource in listed(raw, "resourceSpans")
+            for scope in listed(resource, "scopeSpans") for span in listed(scope, "spans")
             if isinstance(span, dict)]

@@ -37,10 +37,15 @@ def is_protobuf_file(path: Path) -> bool:
 
 def read_protobuf(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """(location, document) for each message of an OTLP protobuf file."""
-    data = _read(path)
+    yield from protobuf_documents(_read(path), str(path))
+
+
+def protobuf_documents(data: bytes, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(location, document) for each message of OTLP protobuf bytes (one message, or
+    length-prefixed ones) named `name`."""
     frames = _frames(data)
     for n, frame in enumerate(frames, 1):
-        where = f"{path}" if len(frames) == 1 else f"{path}: message {n}"
+        where = name if len(frames) == 1 else f"{name}: message {n}"
         yield where, traces_document(_parse(frame, where))
 
 
@@ -119,6 +124,8 @@ def _kv(kv: Any) -> dict[str, Any]:
 
 
 def _value(v: Any) -> dict[str, Any]:
+    # recursion is bounded by the parser's own depth limit (a deeper message is a
+    # DecodeError in _parse; tests/unit/test_otlp_limits.py)
     kind = v.WhichOneof("value")
     if kind == "string_value":
         return {"stringValue": v.string_value}

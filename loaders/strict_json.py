@@ -12,11 +12,22 @@ from typing import Any
 
 
 class StrictJSONError(ValueError):
-    """A NaN/Infinity token or a duplicate key."""
+    """A NaN/Infinity token, a duplicate key or an integer too long to read."""
+
+
+MAX_NUMBER_CHARS = 1000  # Python refuses to convert integers past 4,300 digits anyway
 
 
 def loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_non_finite, object_pairs_hook=_unique_keys)
+    return json.loads(text, parse_constant=_non_finite, object_pairs_hook=_unique_keys,
+                      parse_int=_integer)
+
+
+def _integer(token: str) -> int:
+    if len(token) > MAX_NUMBER_CHARS:
+        raise StrictJSONError(f"an integer of {len(token)} digits (at most "
+                              f"{MAX_NUMBER_CHARS} are read)")
+    return int(token)
 
 
 def _non_finite(token: str) -> Any:

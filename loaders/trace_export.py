@@ -28,6 +28,7 @@ from provrepair.loaders.openai_messages import transcript_case
 from provrepair.loaders.otel import cases_from_spans, otlp_spans
 from provrepair.loaders.otel_live import otlp_json
 from provrepair.loaders.otlp_json import any_value_json
+from provrepair.loaders.otlp_protobuf import protobuf_documents
 from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.models import Case, ExecutionStep, UserInput
 
@@ -276,7 +277,7 @@ def export_otel(case: Case, mode: str = "history", structured: bool = False) -> 
     provider.shutdown()
     document = otlp_json(keep.spans)
     if structured:
-        document = _structured(document)
+        document = as_structured(document)
     return Exported(document, origin)
 
 
@@ -300,7 +301,9 @@ def _write(run: _Run, step: ExecutionStep) -> tuple[str, list[dict[str, Any]]]:
     return ("create_memory" if kind == "memory_write" else "update_memory"), records
 
 
-def _structured(document: dict[str, Any]) -> dict[str, Any]:
+def as_structured(document: dict[str, Any]) -> dict[str, Any]:
+    """The messages and records attributes of a document as structured AnyValues (the
+    second encoding the GenAI conventions allow) instead of JSON strings."""
     for resource in document["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
@@ -351,7 +354,7 @@ def export_transcript(case: Case, requests: bool = True, evidence: bool = True) 
                     {"id": m, "content": run.records[m].content} for m in unseen]})
                 shown.update(unseen)
             if requests:  # (the request names them by `memory_record_id`)
-                sent.append({"messages": [_chat_message(m) for m in run.input_messages(step)]})
+                sent.append({"messages": [chat_message(m) for m in run.input_messages(step)]})
             actions = [step] if kind == "tool_action" else [run.steps[a] for a in
                                                             issued.get(step.step_id, [])]
             message: dict[str, Any] = {"role": "assistant",
@@ -402,7 +405,7 @@ def _part_text(text: str) -> dict[str, Any]:
     return {"type": "text", "content": text}
 
 
-def _chat_message(message: dict[str, Any]) -> dict[str, Any]:
+def chat_message(message: dict[str, Any]) -> dict[str, Any]:
     """A GenAI message (role + parts) as the chat-completions API sends it."""
     parts = message["parts"]
     if message["role"] == "tool":
@@ -432,8 +435,12 @@ EXPORTS: dict[str, Callable[[Case], Exported]] = {
 
 
 def read_back(name: str, exported: Exported, task_id: str) -> Case:
-    """An export read by the loader of its format (`name` as in EXPORTS)."""
+    """An export read by the loader of its format (`name` as in EXPORTS, or an export of
+    the shape corpus: benchmark/shape_export.py): a transcript, OTLP/JSON, or protobuf
+    bytes."""
     if name.startswith("transcript"):
         return transcript_case(exported.payload, task_id)
-    (case,) = cases_from_spans(otlp_spans(exported.payload, name))
+    documents = ([doc for _, doc in protobuf_documents(exported.payload, name)]
+                 if isinstance(exported.payload, bytes) else [exported.payload])
+    (case,) = cases_from_spans([s for doc in documents for s in otlp_spans(doc, name)])
     return case

@@ -167,6 +167,9 @@ def edge_row(key: str, edge: Edge) -> dict[str, Any]:
             "label": edge.label.value, "sufficient": edge.sufficient}
 
 
+WARNINGS = "provrepair.warnings"  # the world key of what a reading could not see
+
+
 def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[str, Any]:
     props: dict[str, Any] = {
         "task_id": case.task_id, "domain": case.domain,
@@ -174,6 +177,8 @@ def task_props(case: Case, content_hash: str | None, *, complete: bool) -> dict[
         "tools_json": dumps([t.model_dump(mode="json") for t in case.tools]),
         "world_json": dumps(case.world), "complete": complete,
     }
+    if case.world.get(WARNINGS):  # what `provrepair tasks` prints, as live capture writes it
+        props["warnings"] = list(case.world[WARNINGS])
     if content_hash is not None:
         props["content_hash"] = content_hash
     if case.memory_namespace is not None:  # the task's scope (repair/plan/scope.py)

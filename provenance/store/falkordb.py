@@ -48,6 +48,8 @@ def _handshake(host: str, port: int, password: str | None, timeout: float) -> No
     except redis.exceptions.BusyLoadingError as exc:
         raise StoreUnavailable(f"falkordb://{host}:{port} is loading its data; try again "
                                "when it has finished") from exc
+    except Exception as exc:  # refused, reset, wrong password: one line (errors.py)
+        raise map_driver_error(exc, f"connect to falkordb://{host}:{port}") from exc
     finally:
         client.close()
 
@@ -59,14 +61,17 @@ def absent_graph(query: Query, exc: Exception) -> bool:
 
 
 @contextmanager
-def driver_errors(query: Query) -> Iterator[None]:
-    """Client and server errors of one statement, mapped to ours (naming the query file)."""
+def driver_errors(query: Query | str) -> Iterator[None]:
+    """Client and server errors of one statement (or of what else talks to the server:
+    a connection taken from the pool, a server command), mapped to ours, naming the query
+    file or what was being done: a server killed mid-statement is one line, never a
+    traceback."""
     try:
         yield
     except ProvrepairError:
         raise
     except Exception as exc:
-        raise map_driver_error(exc, query.path) from exc
+        raise map_driver_error(exc, query if isinstance(query, str) else query.path) from exc
 
 
 class FalkorDBStore(GraphStore):
@@ -81,11 +86,12 @@ class FalkorDBStore(GraphStore):
         self._on_close = on_close  # e.g. stop the embedded server this store's opener started
         self._schema_ready = False
         _handshake(host, port, password, connect_timeout)
-        self._db = FalkorDB(host=host, port=port, password=password,
-                            socket_timeout=operation_timeout,
-                            socket_connect_timeout=connect_timeout)
-        self._graphs = {"graph": self._db.select_graph(graph),
-                        "vault": self._db.select_graph(vault_graph)}
+        with driver_errors(f"connect to falkordb://{host}:{port}"):
+            self._db = FalkorDB(host=host, port=port, password=password,
+                                socket_timeout=operation_timeout,
+                                socket_connect_timeout=connect_timeout)
+            self._graphs = {"graph": self._db.select_graph(graph),
+                            "vault": self._db.select_graph(vault_graph)}
 
     def _execute(self, query: Query, params: Mapping[str, Any]) -> list[Row]:
         graph = self._graphs[query.target]
@@ -99,7 +105,7 @@ class FalkorDBStore(GraphStore):
                 if absent_graph(query, exc):
                     return []
                 raise
-        return rows(graph, reply)
+            return rows(graph, reply)  # decoding may ask the server for label names
 
     def _command(self, query: Query, params: Mapping[str, Any]) -> tuple[str, ...]:
         command = "GRAPH.RO_QUERY" if query.mode == "read" else "GRAPH.QUERY"
@@ -139,7 +145,8 @@ class FalkorDBStore(GraphStore):
         caller fails, it is dropped (a reply may still be unread: never hand the socket
         back)."""
         pool = self._db.connection.connection_pool
-        conn = pool.get_connection()
+        with driver_errors("a connection from the pool"):
+            conn = pool.get_connection()
         try:
             yield conn
         except BaseException:

@@ -57,7 +57,9 @@ TINY: dict[str, tuple[list[str], str]] = {
                 rf"\| +{NUMBER} \| +{NUMBER} \| +{NUMBER} \| +{NUMBER} \({NUMBER}×\)"),
     "trace_scale": (["--turns", "10", "--history-turns", "5"],
                     r"window +10 turns: .*ingest_s [\d.]+.*\nhistory +5 turns"),
-    "trace_soundness": (["--limit", "3"], r"\| otel-json-history \| \d+ \| \d+ \| 0 \|"),
+    "trace_soundness": (["--limit", "3", "--per-shape", "1"],
+                        r"\| otel-json-history \| \d+ \| \d+ \| 0 \|(?s:.*)"
+                        r"\| all: missed / faults \(not in the run\) \| 0 / \d+ \(0\) \|"),
     # one source line of the transfer set rebuilt and compared with its committed case (its
     # run path: tests/integration/test_transfer_run.py)
     "transfer": (["build", "--source-file", "tests/cases/transfer/tau2_retail_task_2.jsonl",

@@ -3,9 +3,10 @@ loaders/otel_live.py): the real OpenTelemetry SDK, the real `openai` client inst
 opentelemetry-instrumentation-openai-v2, against the suite's OpenAI-compatible test double.
 
 A conversation served as several requests (one trace each, possibly by another process) is one
-task that each request extends; a sub-agent's run nests in its parent's; inference spans
-outside any agent run are dropped (bounded, counted, logged); a run without message content is
-stored with a warning; a crash loses at most one flush."""
+task that each request extends; a sub-agent's run nests in its parent's; an inference span
+outside any agent run is a task of its trace, spans making no step are bounded (dropped,
+counted, logged); a run without message content is stored with a warning; a crash loses at
+most one flush."""
 
 from __future__ import annotations
 
@@ -158,23 +159,29 @@ def test_a_sub_agent_nests_in_its_parent_run(falkordb_store: GraphStore) -> None
     assert {"m_research", "m_decision"} <= {m.memory_id for m in case.memory_store}
 
 
-def test_inference_spans_outside_any_run_are_dropped_counted_and_logged(
+def test_calls_outside_any_run_are_a_task_of_their_trace_and_stepless_spans_are_bounded(
         falkordb_store: GraphStore, caplog: pytest.LogCaptureFixture) -> None:
+    """An LLM call outside any agent run is a task of its trace, as `ingest --from otel`
+    reads it (issue 36: nothing dropped); spans that make no step (embeddings) of traces not
+    ended are kept up to the bound, then dropped, counted and logged."""
     exporter = ProvrepairSpanExporter(falkordb_store, max_unclaimed_spans=2)
     caplog.set_level(logging.WARNING, logger="provrepair.capture")
-    with agent(exporter, ["a", "b", "c", "d"], batch=False) as (tracer, client):
+    with agent(exporter, ["a"], batch=False) as (tracer, client):
         ask = {"model": "double-model", "messages": [{"role": "user", "content": "hi"}]}
-        client.chat.completions.create(**ask)  # its own trace: dropped when it ends
-        assert exporter.dropped_spans == 1
-        with tracer.start_as_current_span("GET /chat"):  # a request span, not an agent run
+        client.chat.completions.create(**ask)  # its own trace: stored when it ends
+        (task,) = exporter.stored
+        assert task.startswith("trace-") and exporter.dropped_spans == 0
+        with tracer.start_as_current_span("GET /embed"):  # a request span, not an agent run
             for _ in range(3):
-                client.chat.completions.create(**ask)
-            # the trace is still open: past the bound, its spans are dropped at once
-            assert exporter.dropped_spans == 4
-    assert exporter.stored == [] and list_tasks(falkordb_store) == []
+                with tracer.start_as_current_span("embeddings") as span:
+                    span.set_attribute("gen_ai.operation.name", "embeddings")
+            assert exporter.dropped_spans == 3  # past the bound, the open trace's spans go
+    assert exporter.stored == [task] and [t["task_id"] for t in list_tasks(falkordb_store)] \
+        == [task]
+    assert [s.content for s in read_case(falkordb_store, task).trace] == ["a"]
     assert falkordb_store.run("list_unassigned_capture", {"written_before": 2**62}) == []
     dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
-    assert len(dropped) == 2 and "max_unclaimed_spans" in dropped[1]
+    assert len(dropped) == 1 and "max_unclaimed_spans" in dropped[0]
 
 
 def test_a_run_without_message_content_is_stored_with_a_warning(

@@ -116,14 +116,17 @@ def conversation(tracer: Tracer, client: Any, numbers: range,
                 pass
 
 
-def snapshot(store: GraphStore) -> tuple[dict[str, Any], list[Any], list[Any]]:
-    key = task_key(CONV)
-    task = store.run("get_task", {"task_key": key})[0]["props"]
+def snapshot(store: GraphStore, task: str = CONV, write_only: set[str] = WRITE_ONLY
+             ) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """The stored task, its nodes and its edges, comparable across ways of writing it
+    (`write_only`: task properties that say how it was written, left out)."""
+    key = task_key(task)
+    props = store.run("get_task", {"task_key": key})[0]["props"]
     nodes = sorted(json.dumps(r["props"], sort_keys=True) for r in
                     store.run("list_task_nodes", {"task_key": key}))
     edges = sorted((r["label"], r["src"], r["dst"], r["sufficient"]) for r in
                    store.run("list_task_edges", {"task_key": key}))
-    return {k: v for k, v in task.items() if k not in WRITE_ONLY}, nodes, edges
+    return {k: v for k, v in props.items() if k not in write_only}, nodes, edges
 
 
 def test_live_requests_equal_the_same_spans_ingested_at_once(

@@ -140,10 +140,12 @@ def test_several_records_supersedes_and_derived_from() -> None:
     merged = next(m for m in case.memory_store if m.memory_id == "c")
     assert merged.supersedes == "a" and merged.derived_from == ["a", "b"]
     assert {m.memory_id: m.status for m in case.memory_store}["b"] == "superseded"
-    consolidate = step(case, "seat 4C (confirmed)")
+    # one operation, one step, whatever the number of records (issue 36)
+    consolidate = step(case, "seat 4C (confirmed) meal vegan")
     assert consolidate.step_type == "memory_consolidate"
-    assert consolidate.invalidated_memory_ids == ["a", "b"]
-    assert "d" in {m.memory_id for m in case.memory_store}
+    # d, updated without a lineage, existed before the run: its new version
+    assert consolidate.invalidated_memory_ids == ["a", "b", "d"]
+    assert consolidate.generated_memory_ids == ["c", "d~2"]
 
 
 def test_structured_results_are_exact_json_and_failures_keep_their_text() -> None:

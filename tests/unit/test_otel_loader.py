@@ -62,3 +62,31 @@ def test_an_execute_tool_span_is_not_read_twice() -> None:
 def test_a_tool_response_for_a_call_never_made_is_an_orphan() -> None:
     with pytest.raises(CaseError, match="orphan tool result"):
         cases_from_spans([chat(1, [USER, RESULT], [ANSWER])])
+
+
+def test_the_otlp_json_writer_keeps_resource_and_scope() -> None:
+    """OtlpJsonFile and the trace exporter (loaders/otel_live.py otlp_json) group spans as
+    OTLP does: by resource, with its attributes (service.name), then by scope (name,
+    version); the loader reads the document back."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from provrepair.loaders.otel import otlp_spans
+    from provrepair.loaders.otel_live import otlp_json
+    from provrepair.loaders.otlp_json import value_of
+
+    kept = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(kept))
+    for scope, version in (("agent.core", "1.2"), ("agent.memory", None)):
+        with provider.get_tracer(scope, version).start_as_current_span("x") as made:
+            made.set_attribute("gen_ai.operation.name", "chat")
+    document = otlp_json(kept.get_finished_spans())
+    (resource,) = document["resourceSpans"]
+    attributes = {a["key"]: value_of(a["value"]) for a in resource["resource"]["attributes"]}
+    assert attributes["service.name"] == "shop-agent"
+    assert [s["scope"] for s in resource["scopeSpans"]] == [
+        {"name": "agent.core", "version": "1.2"}, {"name": "agent.memory"}]
+    assert len(otlp_spans(document, "t")) == 2

@@ -101,7 +101,8 @@ def test_a_write_depends_on_what_it_names_else_on_the_latest_output() -> None:
     assert case.trace[-1].used_ids == ["u_001", "m_seat", "s_005"]
     untold = copy.deepcopy(BASE)
     untold["memory_events"].append(write)
-    assert read(untold).trace[-1].used_ids == ["s_006"]
+    # the latest output, and what the stored text shows (the seat record, the tool result)
+    assert read(untold).trace[-1].used_ids == ["s_006", "m_seat", "s_005"]
 
 
 def test_a_request_log_alone_is_a_transcript() -> None:
