@@ -38,6 +38,7 @@ from provrepair.loaders.agent_run import mark_final_answers
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.state.memory import version_id
 from provrepair.provenance.validate import parse_case
+from provrepair.provenance.vocab import MemoryStatus
 
 FACTS = ("prefers window seats", "is vegetarian", "lives in Lyon", "flies Air Nord",
          "pays with the blue card", "is allergic to nuts", "works at Acme", "has a dog",
@@ -133,7 +134,7 @@ class ShapeAgent:
                 f"(note {self.noted}-{self.rng.randrange(100, 999)}).")
 
     def root(self, content: str | None = None, derived_from: tuple[str, ...] = (),
-             supersedes: str | None = None, status: str = "active") -> str:
+             supersedes: str | None = None, status: str = MemoryStatus.ACTIVE.value) -> str:
         """A record in the store before the run."""
         rid = self.record_id()
         self._memory(rid, rid, content or self.fact(), None, list(derived_from), supersedes)
@@ -228,7 +229,7 @@ class ShapeAgent:
                 new.append(version)
             self.trace[-1]["generated_memory_ids"] = new
         if effective:
-            status = "deleted" if op == "delete" else "superseded"
+            status = (MemoryStatus.DELETED if op == "delete" else MemoryStatus.SUPERSEDED).value
             for old in dict.fromkeys(retired):
                 self.memories[old].update(status=status, last_modified_by=step)
         self.log.append(Logged("write", self.ts, self.agent, step, op=op,
@@ -294,7 +295,7 @@ class ShapeAgent:
             "content": content, "source": "agent_summary", "last_modified_by": by,
             "created_at": self.ts, "last_modified_at": self.ts,
             "derived_from": list(dict.fromkeys(derived_from)), "supersedes": supersedes,
-            "status": "active", "sufficient_from": []}
+            "status": MemoryStatus.ACTIVE.value, "sufficient_from": []}
         self.current[record_id] = memory_id
 
     def _step(self, kind: str, content: str, used: list[str], *,
@@ -370,7 +371,7 @@ def _consolidation(a: ShapeAgent) -> None:
 
 
 def _derived_search(a: ShapeAgent) -> None:
-    sources = [a.root(status=a.rng.choice(["active", "superseded"])) for _ in range(2)]
+    sources = [a.root(status=a.rng.choice([MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value])) for _ in range(2)]
     summary = a.root("Summary: " + " ".join(a.memories[s]["content"] for s in sources),
                      derived_from=tuple(sources),
                      supersedes=sources[0] if a.rng.random() < 0.5 else None)
