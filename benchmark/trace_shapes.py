@@ -371,7 +371,8 @@ def _consolidation(a: ShapeAgent) -> None:
 
 
 def _derived_search(a: ShapeAgent) -> None:
-    sources = [a.root(status=a.rng.choice([MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value])) for _ in range(2)]
+    statuses = [MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value]
+    sources = [a.root(status=a.rng.choice(statuses)) for _ in range(2)]
     summary = a.root("Summary: " + " ".join(a.memories[s]["content"] for s in sources),
                      derived_from=tuple(sources),
                      supersedes=sources[0] if a.rng.random() < 0.5 else None)
