@@ -58,10 +58,10 @@ TINY: dict[str, tuple[list[str], str]] = {
     "trace_scale": (["--turns", "10", "--history-turns", "5"],
                     r"window +10 turns: .*ingest_s [\d.]+.*\nhistory +5 turns"),
     "trace_soundness": (["--limit", "3"], r"\| otel-json-history \| \d+ \| \d+ \| 0 \|"),
-    # one source line of the transfer set rebuilt and compared with its committed case (its
-    # run path: tests/integration/test_transfer_run.py)
+    # one source line of the transfer set rebuilt and compared with its committed case and
+    # source line (running the set: tests/integration/test_transfer_sweep.py)
     "transfer": (["build", "--source-file", "tests/cases/transfer/tau2_retail_task_2.jsonl",
-                  "--check"], r"identical: 1 case files equal to "),
+                  "--check"], r"identical: 1 case files and 1 source lines equal to "),
 }
 # needs what the suite provides (a Bolt server): a test of its own
 OWN_TEST = {"bolt_engines"}
