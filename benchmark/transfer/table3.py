@@ -52,6 +52,9 @@ def ordered(methods: Mapping[str, Any]) -> list[str]:
 
 
 def table3(sweep: Mapping[str, Any], outcomes: Mapping[str, Any], rate: str, level: str) -> Table:
+    """The Table 3 form at one setting: `rate` and `level` as sweep.json's keys ("0.0",
+    "0.8"); outcomes.json names the setting as its run folders do ("noise 0 @0.8")."""
+    noise = f"{float(rate):g}"
     columns = ["Method", *[f"{SHORT[m]}{s}" for m in METRICS
                            for s in ("", *([" (paper)"] if m in PAPER_METRICS else []))],
                *[f"{short} vs {label(REFERENCE)}" for short in VERSUS.values()]]
@@ -66,11 +69,11 @@ def table3(sweep: Mapping[str, Any], outcomes: Mapping[str, Any], rate: str, lev
             cells.append(_calls(stat) if metric == "llm_calls" else cell(stat))
             if metric in PAPER_METRICS:
                 cells.append(paper[metric])
-        rows.append([*cells, *[versus(outcomes, setting_name(rate, level), name, metric)
+        rows.append([*cells, *[versus(outcomes, setting_name(noise, level), name, metric)
                                for metric in VERSUS]])
     seeds = ", ".join(map(str, sweep["seeds"]))
-    return Table(f"table3-noise-{rate}-{level}",
-                 f"Transfer set, replay noise {rate}, fidelity {level} (N = {sweep['cases']} "
+    return Table(f"table3-noise-{noise}-{level}",
+                 f"Transfer set, replay noise {noise}, fidelity {level} (N = {sweep['cases']} "
                  f"τ²-bench retail trajectories × seeds {seeds}; mean ± sd over seeds) beside "
                  "the paper's Table 3 (adapted LongMemEval-V2 subset, GPT-4o, N = 50)",
                  columns, rows)
