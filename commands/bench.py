@@ -73,7 +73,8 @@ def bench() -> None:
                    "when memory lacks the answer (the paper's regime; docs/benchmark.md). "
                    "Default 0.0; --set transfer: 0.5, its committed cases'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Only N cases, stratified by domain, fault type and single/multi-fault.")
+              help="Only N cases, stratified by domain, fault type and single/multi-fault "
+                   "(--set transfer: by the number of poisoned records).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def generate(case_set: str, seed: int, out: Path, fidelity: float | None,
              answerable: float | None, limit: int | None, as_json: bool) -> None:
