@@ -6,6 +6,10 @@ and seeds → one table per noise rate (mean ± standard deviation over the seed
     <out>/sweep.md, sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png
     <out>/outcomes.json, readings.json, comparisons.md   (report.py: what BENCHMARKS.md quotes)
 
+sweep.md compares with the paper's Table 2 (`paper_table`), or with the table the case set
+names (its `paper_tables(sweep, outcomes)`: the transfer set's Table 3 form,
+benchmark/transfer/table3.py).
+
 The same seed at every level gives the same sessions and faults; only the recording (and the
 unrecorded flow, benchmark/fidelity.py) differs, so the levels compare like with like; the
 noise draws are seeded by (seed, case, step) (noise.py), the same for every method. A rerun
@@ -28,7 +32,7 @@ from provrepair.benchmark.lookalikes import BENIGN_KINDS, COPY_KINDS, NAMESPACE_
 from provrepair.benchmark.noise import check_noise
 from provrepair.benchmark.pair import SWEEP_METHOD
 from provrepair.benchmark.plot import plot_sweep, require_matplotlib
-from provrepair.benchmark.report import write_report
+from provrepair.benchmark.report import OUTCOMES, write_report
 from provrepair.benchmark.run import parse_methods, run_benchmark
 from provrepair.benchmark.tables import (
     PAPER,
@@ -52,6 +56,10 @@ class CaseSet(Protocol):
 
     SET_NAME: str
 
+    # optional: DEFAULTS (the options a user leaves out: "fidelity", "answerable", "levels";
+    # commands/bench.py), summary_table(manifest) -> str (what `bench generate` prints) and
+    # paper_tables(sweep, outcomes) -> list[Table] (the paper's table for this set)
+
     def case_count(self, seed: int, limit: int | None) -> int: ...
 
     def generate_benchmark(self, seed: int, out: Path, *, limit: int | None = None,
@@ -65,6 +73,8 @@ METRICS = ("recovery", "state_recovery", "recurrence", "benign_preservation", "c
            "replay_ratio")
 SHORT = {"recovery": "Rec", "state_recovery": "SRec", "recurrence": "Recur",
          "benign_preservation": "BP", "claim_f1": "F1", "replay_ratio": "RR"}
+# kept in sweep.json beside METRICS (the paper's Table 3 form shows them)
+STORED = (*METRICS, "faulty_removal", "llm_calls")
 
 
 @dataclass(frozen=True)
@@ -116,13 +126,16 @@ def run_sweep(grid: Grid, methods: str, out: Path, *, limit: int | None = None,
                     runs[(seed, level, rate)] = summary["methods"]
                     cases[(seed, level)] = summary["cases"]
                     gold[(seed, level)] = summary["gold_claims"]
-    sweep = _sweep(grid, runs, cases, gold, answerable)
-    text = sweep_text(sweep)
+    sweep = _sweep(grid, runs, cases, gold, answerable) | {"case_set": cases_of.SET_NAME}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "sweep.md").write_text(text, encoding="utf-8")
-    (out / "sweep.csv").write_text("".join(t.csv() for t in sweep_tables(sweep)), encoding="utf-8")
-    (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
     write_report(out)  # outcomes.json, readings.json, comparisons.md (report.py)
+    own = getattr(cases_of, "paper_tables", None)
+    paper = own(sweep, json.loads((out / OUTCOMES).read_text(encoding="utf-8"))) if own else None
+    text = sweep_text(sweep, paper)
+    (out / "sweep.md").write_text(text, encoding="utf-8")
+    (out / "sweep.csv").write_text("".join(t.csv() for t in [*sweep_tables(sweep), *(paper or [])]),
+                                   encoding="utf-8")
+    (out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n", encoding="utf-8")
     for rate in grid.noise:
         means = {label(m): {str(lv): {k: v["mean"] for k, v in by[str(rate)][str(lv)].items()}
                             for lv in grid.levels}
@@ -218,7 +231,7 @@ def echo_table(sweep: dict[str, Any]) -> Table:
 def _spread(summaries: list[dict[str, Any] | None]) -> dict[str, Any]:
     """metric → mean and sample standard deviation over the seeds (None where not run)."""
     out: dict[str, Any] = {}
-    for metric in METRICS:
+    for metric in STORED:
         values = [s.get(metric) for s in summaries if s and s.get("status") == "run"]
         known = [float(v) for v in values if v is not None]
         out[metric] = {"mean": statistics.fmean(known) if known else None,
@@ -288,15 +301,21 @@ def paper_table(sweep: dict[str, Any], metric: str) -> Table:
                  ["Method", "Paper", *[f"noise {r} @{lv}" for r, lv in cols]], rows)
 
 
-def sweep_text(sweep: dict[str, Any]) -> str:
+def sweep_text(sweep: dict[str, Any], paper: list[Table] | None = None) -> str:
+    """The sweep as Markdown; `paper`: the case set's own comparison with the paper (None:
+    the paper's Table 2 on recovery and claim F1)."""
     gold = "; ".join(f"@{lv}: {' / '.join(map(str, counts))}"
                      for lv, counts in sweep["gold_claims"].items())
     # headings one level down from a page's: BENCHMARKS.md quotes this file in a section
-    head = (f"### Quality against provenance fidelity and replay noise\n\n"
+    named = sweep.get("case_set", generate_module.SET_NAME)
+    head = (f"### Quality against provenance fidelity and replay noise"
+            f"{'' if named == generate_module.SET_NAME else f' (the {named} set)'}\n\n"
             f"Seeds {', '.join(map(str, sweep['seeds']))}; N = {sweep['cases']} cases per level "
             f"and seed; answerable share {sweep['answerable_share']}. Gold contaminated claims "
             f"(claim F1's positives, every turn) per seed: {gold}.\n\n")
-    tables = [*sweep_tables(sweep), *(paper_table(sweep, m) for m in ("recovery", "claim_f1"))]
+    if paper is None:
+        paper = [paper_table(sweep, m) for m in ("recovery", "claim_f1")]
+    tables = [*sweep_tables(sweep), *paper]
     if any(sweep.get("echo_sweep", {}).values()):
         tables.append(echo_table(sweep))
     return head + "\n\n".join(t.markdown(level=4) for t in tables) + "\n"

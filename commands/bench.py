@@ -2,11 +2,13 @@
 
 `--set` names the case set: `controlled` (the paper's controlled benchmark, generated here,
 benchmark/generate.py) or `transfer` (the paper's §4.4 transfer set of multi-fault cases built
-from public agent trajectories, benchmark/transfer.py). A set is a module with what
+from public agent trajectories, benchmark/transfer/). A set is a module with what
 benchmark/sweep.py `CaseSet` names: SET_NAME, case_count(seed, limit) and
 generate_benchmark(seed, out, *, limit, fidelity, answerable, progress, tag) writing case
 files and a manifest.json, and optionally summary_table(manifest) -> str for `generate` to
-print (the controlled set's is benchmark/summary.py `table`); `run` reads any case files.
+print (the controlled set's is benchmark/summary.py `table`), DEFAULTS for the options a
+user leaves out (`set_default`) and paper_tables(sweep, outcomes) for `sweep`; `run` reads
+any case files.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ def case_set_module(name: str) -> Any:
                          f"(provrepair.benchmark.{CASE_SETS[name]})") from exc
 
 
+# the controlled set's defaults; a set's DEFAULTS may name its own (the transfer set: its
+# committed cases' recording, one level)
+DEFAULTS: dict[str, Any] = {"fidelity": 1.0, "answerable": 0.0, "levels": "1.0,0.8,0.6"}
+
+
+def set_default(module: Any, option: str, given: Any) -> Any:
+    """`given`, or the case set's default for an option the user left out."""
+    if given is not None:
+        return given
+    return getattr(module, "DEFAULTS", {}).get(option, DEFAULTS[option])
+
+
 @click.group()
 def bench() -> None:
     """Generate the paper's benchmarks and run every method on them (the paper's tables)."""
@@ -49,27 +63,31 @@ def bench() -> None:
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="Directory to write the cases to (one .json per case).")
-@click.option("--fidelity", type=float, default=1.0, show_default=True,
+@click.option("--fidelity", type=float, default=None,
               help="How faithfully the runs are recorded: 1.0 exactly; below, with chance "
                    "1 - F, citations dropped or spurious, wrong sufficiency flags, uncited "
-                   "influence and fault echoes (docs/benchmark.md).")
-@click.option("--answerable", type=float, default=0.0, show_default=True,
+                   "influence and fault echoes (docs/benchmark.md). Default 1.0; --set "
+                   "transfer: 0.8, its committed cases'.")
+@click.option("--answerable", type=float, default=None,
               help="Share of sessions whose final question can fall back to the conversation "
-                   "when memory lacks the answer (the paper's regime; docs/benchmark.md).")
+                   "when memory lacks the answer (the paper's regime; docs/benchmark.md). "
+                   "Default 0.0; --set transfer: 0.5, its committed cases'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Only N cases, stratified by domain, fault type and single/multi-fault.")
+              help="Only N cases, stratified by domain, fault type and single/multi-fault "
+                   "(--set transfer: by the number of poisoned records).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def generate(case_set: str, seed: int, out: Path, fidelity: float, answerable: float,
-             limit: int | None, as_json: bool) -> None:
+def generate(case_set: str, seed: int, out: Path, fidelity: float | None,
+             answerable: float | None, limit: int | None, as_json: bool) -> None:
     """Generate a case set: the 150 controlled cases (Table 1's distribution) by running the
-    agent, or the transfer set."""
+    agent, or the 50 transfer cases from their committed source lines."""
     from provrepair.benchmark.generate import MANIFEST
     from provrepair.benchmark.summary import table
 
     module = case_set_module(case_set)
     with ProgressBar(quiet=as_json) as bar:
-        summary = module.generate_benchmark(seed, out, limit=limit, fidelity=fidelity,
-                                            answerable=answerable, progress=bar)
+        summary = module.generate_benchmark(
+            seed, out, limit=limit, fidelity=set_default(module, "fidelity", fidelity),
+            answerable=set_default(module, "answerable", answerable), progress=bar)
     if as_json:
         emit_json({k: v for k, v in summary.items() if k != "files"} | {"out": str(out)})
         return
@@ -116,8 +134,9 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
 
 
 @bench.command()
-@click.option("--levels", default="1.0,0.8,0.6", show_default=True,
-              help="Comma-separated provenance fidelity levels.")
+@click.option("--levels", default=None,
+              help="Comma-separated provenance fidelity levels. Default 1.0,0.8,0.6; --set "
+                   "transfer: 0.8 (the paper's Table 3 setting, its committed cases').")
 @click.option("--seeds", default="42,7,1234", show_default=True,
               help="Comma-separated random seeds: every table gives the mean ± sd over them.")
 @click.option("--replay-noise", "noise", default="0,0.05", show_default=True,
@@ -137,20 +156,22 @@ def run(cases: Path, methods: str, reasoner: str, model: str | None, out: Path,
                    "the results are the same for any number.")
 @SET_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
-def sweep(levels: str, seeds: str, noise: str, answerable: float, methods: str, out: Path,
+def sweep(levels: str | None, seeds: str, noise: str, answerable: float, methods: str, out: Path,
           limit: int | None, jobs: int | None, case_set: str, as_json: bool) -> None:
     """Every method over fidelity levels, replay-noise rates and seeds: recovery, recurrence,
     benign preservation, claim F1 and replay ratio, mean ± sd over the seeds (sweep.md,
-    sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png). Offline."""
+    sweep.csv, sweep.json, quality_vs_fidelity-noise-R.png), beside the paper's table (the
+    transfer set: Table 3's form), then `bench report`. Offline."""
     from provrepair.benchmark.sweep import Grid, run_sweep
     from provrepair.benchmark.workers import default_jobs
 
-    grid = Grid(tuple(_numbers(levels, "--levels", float)), tuple(_numbers(seeds, "--seeds", int)),
+    module = case_set_module(case_set)
+    grid = Grid(tuple(_numbers(set_default(module, "levels", levels), "--levels", float)),
+                tuple(_numbers(seeds, "--seeds", int)),
                 tuple(_numbers(noise, "--replay-noise", float)))
     with ProgressBar(quiet=as_json) as bar:
         result, text = run_sweep(grid, methods, out, limit=limit, answerable=answerable,
-                                 jobs=jobs or default_jobs(), progress=bar,
-                                 case_set=case_set_module(case_set))
+                                 jobs=jobs or default_jobs(), progress=bar, case_set=module)
     if as_json:
         emit_json(result)
     else:

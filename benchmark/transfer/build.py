@@ -13,6 +13,11 @@
 Every random choice is seeded by (seed, case, attempt); the same source and seed give
 byte-identical files. `build_one` rebuilds one case from its source row alone (the manifest
 holds its fault count), which is how a test checks a committed case against a fixture.
+
+The selected source lines, with the fields the builder reads (`source_rows`), are committed
+beside the cases (`cases/source.jsonl`): `bench generate|sweep --set transfer` builds the set
+from them at any seed, fidelity and share (benchmark/transfer/caseset.py) without the
+network; `bench/transfer.py build` writes them from a fetched copy of the source.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 from provrepair.benchmark.build import Outcome, Recording, assemble
 from provrepair.benchmark.cases import store_bucket
 from provrepair.benchmark.generate import MANIFEST, dumps
-from provrepair.benchmark.quotas import Slot
+from provrepair.benchmark.quotas import Slot, stratified
 from provrepair.benchmark.runtime import run_session
 from provrepair.benchmark.transfer.poison import poison
 from provrepair.benchmark.transfer.session import DOMAIN, Mapped, iter_usable
@@ -44,6 +49,11 @@ FIDELITY = 0.8        # the controlled benchmark's headline setting (BENCHMARKS.
 ANSWERABLE = 0.5      # `bench sweep`'s default share
 ATTEMPTS = 20
 CASES_DIR = Path(__file__).resolve().parent / "cases"
+SOURCE_FILE = CASES_DIR / "source.jsonl"
+# what the builder reads of a source line (the judge's fields and the author's file path
+# are left out of the committed copy)
+SOURCE_FIELDS = ("label", "task_id", "simulation_id", "tau2_reward", "prompt")
+SET_NAME = "transfer"  # `bench generate|sweep --set transfer`, in every manifest
 
 
 @dataclass(frozen=True)
@@ -111,16 +121,30 @@ def build_one(traj: Trajectory, mapped: Mapped, faults: int, settings: Settings 
                         f"in {ATTEMPTS} attempts")
 
 
+def source_rows(rows: list[dict[str, Any]], count: int = COUNT) -> list[dict[str, Any]]:
+    """The source lines the set is built from (`selected`, in its order), each with only the
+    fields the builder reads: `selected(source_rows(rows))` is `selected(rows)`."""
+    by_simulation = {str(r.get("simulation_id", "")): r for r in rows}
+    return [{k: by_simulation[traj.simulation_id][k] for k in SOURCE_FIELDS
+             if k in by_simulation[traj.simulation_id]}
+            for traj, _ in selected(rows, count)]
+
+
 def build_transfer(rows: list[dict[str, Any]], settings: Settings = Settings(), count: int = COUNT,
                    counts: dict[str, int] | None = None,
-                   tick: Callable[[str], None] | None = None) -> tuple[list[Case], dict[str, Any]]:
+                   tick: Callable[[str], None] | None = None,
+                   limit: int | None = None) -> tuple[list[Case], dict[str, Any]]:
     """The cases and their manifest (source, settings, each case's origin). `counts` (case id
     → faults) overrides `fault_counts` for the cases it names: a part of the source rebuilt
-    with the counts the whole set gave them (a manifest's)."""
+    with the counts the whole set gave them (a manifest's). `limit`: only that many of the
+    cases, a systematic sample by fault count (`quotas.stratified`), each built as in the
+    whole set."""
     chosen = selected(rows, count)
     if not chosen:
         raise InputError("no usable solved trajectory in the source rows")
     counts = {**fault_counts(chosen, settings.seed), **(counts or {})}
+    if limit is not None:
+        chosen = stratified(chosen, limit, lambda pair: (counts[case_id(pair[0])],))
     cases, origins = [], []
     for traj, mapped in chosen:
         cid = case_id(traj)
@@ -141,7 +165,7 @@ def manifest(settings: Settings, origins: list[dict[str, Any]]) -> dict[str, Any
     spread: dict[str, int] = {}
     for origin in origins:
         spread[str(origin["faults"])] = spread.get(str(origin["faults"]), 0) + 1
-    return {"set": "transfer", "source": {"repository": SOURCE.repository, "commit": SOURCE.commit,
+    return {"case_set": SET_NAME, "source": {"repository": SOURCE.repository, "commit": SOURCE.commit,
                                           "path": SOURCE.path, "license": SOURCE.license,
                                           "rows": "one τ²-bench retail simulation per line"},
             "seed": settings.seed, "fidelity": settings.fidelity,
@@ -158,6 +182,12 @@ def write_transfer(cases: list[Case], summary: dict[str, Any], out: Path) -> Non
         (out / f"{case.task_id}.json").write_text(dumps(case.model_dump(mode="json")),
                                                   encoding="utf-8")
     (out / MANIFEST).write_text(dumps(summary), encoding="utf-8")
+
+
+def write_source(rows: list[dict[str, Any]], path: Path = SOURCE_FILE) -> None:
+    """The source lines (`source_rows`), one JSON object per line, as the source has them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
 def committed_counts(summary: dict[str, Any]) -> dict[str, int]:

@@ -60,10 +60,10 @@ TINY: dict[str, tuple[list[str], str]] = {
     "trace_soundness": (["--limit", "3", "--per-shape", "1"],
                         r"\| otel-json-history \| \d+ \| \d+ \| 0 \|(?s:.*)"
                         r"\| all: missed / faults \(not in the run\) \| 0 / \d+ \(0\) \|"),
-    # one source line of the transfer set rebuilt and compared with its committed case (its
-    # run path: tests/integration/test_transfer_run.py)
+    # one source line of the transfer set rebuilt and compared with its committed case and
+    # source line (running the set: tests/integration/test_transfer_sweep.py)
     "transfer": (["build", "--source-file", "tests/cases/transfer/tau2_retail_task_2.jsonl",
-                  "--check"], r"identical: 1 case files equal to "),
+                  "--check"], r"identical: 1 case files and 1 source lines equal to "),
 }
 # needs what the suite provides (a Bolt server): a test of its own
 OWN_TEST = {"bolt_engines"}

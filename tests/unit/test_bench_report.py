@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from provrepair.benchmark.report import (
     COMPARISONS,
     OUTCOMES,
@@ -81,25 +83,32 @@ def test_a_one_sided_split_is_not_a_tie(tmp_path: Path) -> None:
     assert found is not None and found.verdict == "Ours > Replay everything (p = 0.00781)"
 
 
-def test_the_case_sets_of_bench_generate_and_sweep() -> None:
-    """`--set controlled` is benchmark/generate.py; `--set transfer` is the transfer set's
-    module when installed, and a one-line InputError naming it while it is not."""
-    from provrepair.benchmark import generate
-    from provrepair.commands.bench import CASE_SETS, case_set_module
+def test_the_case_sets_of_bench_generate_and_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--set controlled` is benchmark/generate.py, `--set transfer` the transfer set's
+    package with what benchmark/sweep.py CaseSet asks of a set (and its own defaults for
+    what a user leaves out); a set whose module is missing is a one-line InputError."""
+    from provrepair.benchmark import generate, transfer
+    from provrepair.commands.bench import CASE_SETS, case_set_module, set_default
     from provrepair.provenance.errors import InputError
 
     assert case_set_module("controlled") is generate
     assert (generate.SET_NAME, generate.case_count(42, 30), generate.case_count(42, None)) == \
         ("controlled", 30, 150)
     assert set(CASE_SETS) == {"controlled", "transfer"}
-    try:
-        transfer = case_set_module("transfer")
-    except InputError as exc:
-        assert str(exc) == ("--set transfer: this installation has no transfer case set "
-                            "(provrepair.benchmark.transfer)")
-    else:  # the transfer set's module: what benchmark/sweep.py CaseSet asks of a set
-        assert transfer.SET_NAME == "transfer"
-        assert callable(transfer.case_count) and callable(transfer.generate_benchmark)
+    assert case_set_module("transfer") is transfer
+    assert (transfer.SET_NAME, transfer.case_count(7, 30), transfer.case_count(7, None),
+            transfer.case_count(7, 80)) == ("transfer", 30, 50, 50)
+    # a user's value wins; left out, the set's own (the transfer set: its committed cases')
+    assert [set_default(generate, o, None) for o in ("fidelity", "answerable", "levels")] == \
+        [1.0, 0.0, "1.0,0.8,0.6"]
+    assert [set_default(transfer, o, None) for o in ("fidelity", "answerable", "levels")] == \
+        [0.8, 0.5, "0.8"]
+    assert set_default(transfer, "levels", "1.0,0.6") == "1.0,0.6"
+    monkeypatch.setitem(CASE_SETS, "transfer", "no_such_set")
+    with pytest.raises(InputError) as raised:
+        case_set_module("transfer")
+    assert str(raised.value) == ("--set transfer: this installation has no transfer case set "
+                                 "(provrepair.benchmark.no_such_set)")
 
 
 def test_requote_fills_each_quoted_block_from_its_file(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 as the paper's §4.4 subset, its source and license named; the builder reproduces a committed
 case byte for byte from its source line (tests/cases/transfer: one line of τ²-bench's
 published retail simulations with the fields the builder reads — its judge's fields and the
-author's local file path left out —, MIT, its LICENSE beside it); the source reader and the
-poisoning on their own."""
+author's local file path left out —, MIT, its LICENSE beside it), and `bench generate --set
+transfer` (caseset.py) reproduces committed cases from the committed source lines; the
+source reader and the poisoning on their own."""
 
 from __future__ import annotations
 
@@ -17,19 +18,25 @@ from typing import Any
 
 import pytest
 
+from provrepair.benchmark import generate, transfer
 from provrepair.benchmark.cases import BenchCase, load_cases
 from provrepair.benchmark.generate import dumps
 from provrepair.benchmark.labels import contains_all, final_answer
+from provrepair.benchmark.lookalikes import labelled
+from provrepair.benchmark.sweep import Wanted
 from provrepair.benchmark.transfer.build import (
     CASES_DIR,
     MULTIPLICITY,
+    SOURCE_FILE,
     Settings,
     build_one,
     build_transfer,
     case_id,
+    committed_counts,
     fault_counts,
     read_manifest,
     selected,
+    source_rows,
 )
 from provrepair.benchmark.transfer.poison import retail_corruptions
 from provrepair.benchmark.transfer.session import NotUsable, map_trajectory
@@ -98,6 +105,44 @@ def test_the_builder_reproduces_a_committed_case_from_its_source_line(
     assert [c.task_id for c in built] == ["tau2_retail_002"] and summary["cases"] == 1
 
 
+def test_the_committed_source_lines_are_the_selection_and_hold_the_fixture() -> None:
+    """cases/source.jsonl holds the 50 selected lines, each with the fields the builder reads:
+    selecting from it selects them all again; the fixture is one of them."""
+    source = read_rows(SOURCE_FILE)
+    assert len(source) == 50 and source_rows(source) == source
+    assert [case_id(t) for t, _ in selected(source)] == \
+        sorted(committed_counts(read_manifest()))
+    (fixture,) = read_rows(FIXTURE)
+    assert fixture in source
+
+
+def test_generate_set_transfer_writes_committed_cases_from_the_source_lines(
+        tmp_path: Path) -> None:
+    """At the committed settings a sample is the committed cases byte for byte (each with
+    its copies and benign look-alikes), its manifest one a sweep reuses; another seed
+    poisons the same trajectories otherwise."""
+    summary = transfer.generate_benchmark(42, tmp_path / "s42", limit=3, fidelity=0.8,
+                                          answerable=0.5)
+    names = sorted(p.name for p in (tmp_path / "s42").glob("tau2_retail_*.json"))
+    assert len(names) == summary["cases"] == 3
+    for name in names:
+        assert (tmp_path / "s42" / name).read_bytes() == (CASES_DIR / name).read_bytes(), name
+    assert committed_counts(summary) == {k: v for k, v in committed_counts(read_manifest()).items()
+                                         if f"{k}.json" in names}
+    cases, _ = load_cases(tmp_path / "s42")
+    kinds = {kind for item in cases for kind in labelled(item.case).values()}
+    assert {"independent", "substring", "namespace_echo", "namespace_independent"} <= kinds
+    manifest = json.loads((tmp_path / "s42" / "manifest.json").read_text())
+    assert (manifest["case_set"], manifest["seed"], manifest["cases"]) == ("transfer", 42, 3)
+    assert Wanted(42, 0.8, 3, 0.5, transfer).matches(manifest)
+    assert not Wanted(42, 0.8, 3, 0.5, generate).matches(manifest)   # not a controlled sample
+    other = transfer.generate_benchmark(7, tmp_path / "s7", limit=3)
+    assert other["seed"] == 7 and other["fidelity"] == 0.8 and other["answerable_share"] == 0.5
+    assert any((tmp_path / "s7" / n).read_bytes() != (CASES_DIR / n).read_bytes()
+               for n in (p.name for p in (tmp_path / "s7").glob("tau2_retail_*.json"))
+               if (CASES_DIR / n).exists())
+
+
 def test_the_reader_pairs_calls_with_results_and_keeps_lists_inside_messages() -> None:
     traj = trajectory(read_rows(FIXTURE)[0])
     assert [m.index for m in traj.messages] == list(range(1, len(traj.messages) + 1))
@@ -158,4 +203,4 @@ def test_a_value_without_a_shape_is_not_corrupted() -> None:
 
 def test_manifest_is_json_the_case_loader_skips() -> None:
     raw = json.loads((CASES_DIR / "manifest.json").read_text())
-    assert raw["set"] == "transfer" and "format" not in raw
+    assert raw["case_set"] == "transfer" and "format" not in raw
