@@ -31,6 +31,9 @@ loaders' version ids); a step is `memop_001`, `memop_002`… (the next free). An
 cites the operation reads `last_step_id` (and `last_memory_ids`, the versions it read or
 wrote).
 
+Once the recorder is closed (the conversation is over), operations are no longer recorded,
+as over OpenTelemetry outside any run: the next conversation's wrapper gets its Recorder.
+
 **Clock.** Each operation is stamped `recorder.clock + 1` (after every event recorded), in the
 recorder's latest turn, after that turn's latest step (`prev_step_ids`).
 
@@ -50,7 +53,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from provrepair.integrations.sinks import MemorySink
 from provrepair.loaders.agent_run import _occurs  # the loaders' "shown as a whole"
@@ -78,6 +82,15 @@ class RecorderSink(MemorySink):
         self._next_step = 1
         self._lock = threading.Lock()  # one operation at a time (a store shared by threads)
 
+    @contextmanager
+    def evidence(self, ids: Iterable[str]) -> Iterator[None]:
+        """As every sink's, each id checked first (before the store acts on a write)."""
+        ids = tuple(ids)
+        for evidence in ids:
+            self._cited(evidence)
+        with super().evidence(ids):
+            yield
+
     def check_namespace(self, namespace: str | None) -> None:
         if namespace is not None:
             self.recorder.use_memory_namespace(namespace)
@@ -85,6 +98,8 @@ class RecorderSink(MemorySink):
     def search(self, records: list[dict[str, str]], *, query: str | None = None,
                namespace: str | None = None) -> None:
         with self._lock:
+            if self._ended():
+                return
             self._name(namespace)
             ts, step_id = self._now(), self._step_id()
             found = list(dict.fromkeys(self._returned(r["id"], r["content"], ts)
@@ -103,11 +118,22 @@ class RecorderSink(MemorySink):
         op = MEMORY_WRITES[operation]  # loaders/otel.py: create, update, upsert, delete
         written = records if records is not None else [{"id": str(record_id), "content": ""}]
         with self._lock:
+            if self._ended():
+                return
             self._name(namespace)
             for record in written:
                 self._write(op, record["id"], record["content"], error)
 
     # -- operations ---------------------------------------------------------------------------
+
+    def _ended(self) -> bool:
+        """Whether the recording was closed (the conversation is over): an operation after
+        it is part of no conversation, as one outside any run over OpenTelemetry, and is not
+        recorded (the next conversation's wrapper gets its own Recorder)."""
+        if self.recorder.task.get("complete"):
+            self.last_step_id, self.last_memory_ids = None, []
+            return True
+        return False
 
     def _name(self, namespace: str | None) -> None:
         """The first namespace an operation names is the task's, if the recording has none
@@ -198,7 +224,8 @@ class RecorderSink(MemorySink):
         if evidence in self.recorder.records:
             return evidence
         raise CaseError(self.recorder.task_id, "evidence", evidence,
-                        "names nothing recorded before this memory write")
+                        "names nothing recorded before (a write's evidence is a record's "
+                        "key or an id the recording holds)")
 
     # -- the recorder's records -------------------------------------------------------------
 

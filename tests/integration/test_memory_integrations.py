@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Tracer
@@ -28,6 +29,7 @@ from provrepair import Recorder, memory_patch, run_repair
 from provrepair.integrations.langgraph import RecordingStore
 from provrepair.integrations.mem0 import RecordingMemory
 from provrepair.loaders.otel_live import ProvrepairSpanExporter
+from provrepair.provenance.errors import CaseError
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.appliers import apply_patch, apply_patch_async
@@ -210,7 +212,7 @@ def test_an_explicit_conversation_without_otel_in_the_agent(falkordb_store: Grap
                            conversation_id="conv-explicit")
     hits = store.search(NS)
     store.put(NS, "m_best", {"content": cheapest([h.value["content"] for h in hits])})
-    store.spans.close()
+    store.sink.close()
     case = read_case(falkordb_store, "conv-explicit")
     assert [(s.step_type, s.used_ids) for s in case.trace] == [
         ("memory_read", ["m_b", "m_c"]), ("memory_write", ["s_001", "m_b", "m_c"])]
@@ -278,3 +280,48 @@ def test_langgraph_store_recorded_with_the_recorder(store: GraphStore, tmp_path:
     apply_patch(patch, LangGraphMemory(recording, NS))
     found = recording.search(NS, query="P0199 headset price cheapest", limit=5)
     assert [(h.key, h.value["content"]) for h in found] == [("m_c", PRICES["m_c"])]
+    assert recording.last_step_id is None  # the recording is closed: searched, not recorded
+
+
+def test_mem0_memory_recorded_with_the_recorder(falkordb_store: GraphStore,
+                                                tmp_path: Path) -> None:
+    """The same agent on mem0: mem0's ids are the agent ids, the call's scope the task's
+    memory namespace; the patch reaches the agent's `Memory`."""
+    double = ChatDouble()
+    memory = open_memory(tmp_path, double.start())
+    try:
+        ids = {key: memory.add(text, user_id="alice", infer=False)["results"][0]["id"]
+               for key, text in PRICES.items()}
+        with Recorder(falkordb_store, "conv-mem0-rec", domain="shopping") as rec:
+            agent = RecordingMemory(memory, rec)
+
+            def search() -> tuple[str, list[str]]:
+                hits = agent.search("P0199 headset price", filters={"user_id": "alice"})
+                assert ids["m_b"] in {h["id"] for h in hits["results"]}
+                return str(agent.last_step_id), [h["memory"] for h in hits["results"]]
+
+            def write(answer: str) -> str:
+                best.append(agent.add(answer, user_id="alice", infer=False)["results"][0]["id"])
+                return str(agent.last_step_id)
+            best: list[str] = []
+            recorded_agent(rec, search, write)
+            rec.faults([ids["m_b"]])
+            with pytest.raises(CaseError, match=r"'user_id=bob'.*the recording's agent memory "
+                                                r"is 'user_id=alice'"):
+                agent.add("bob's note", user_id="bob", infer=False)  # refused before mem0 acts
+        assert scope_records(memory, user_id="bob") == {}
+        case = read_case(falkordb_store, "conv-mem0-rec")
+        assert case.memory_namespace == "user_id=alice"
+        assert [s.step_type for s in case.trace] == ["memory_read", "claim", "memory_write",
+                                                     "final_answer"]
+        assert case.trace[2].generated_memory_ids == best
+
+        patch = repaired_patch(falkordb_store, "conv-mem0-rec")
+        assert [(o.op, o.memory_id) for o in patch.operations] == [("delete", ids["m_b"]),
+                                                                   ("quarantine", best[0])]
+        apply_patch(patch, Mem0Memory(agent, "user_id=alice"))
+        found = agent.search("P0199 headset price cheapest", filters={"user_id": "alice"})
+        assert [h["id"] for h in found["results"]] == [ids["m_c"]]
+    finally:
+        close_memory(memory)
+        double.stop()

@@ -160,3 +160,23 @@ def test_bad_arguments_are_one_line_errors() -> None:
         RecordingStore(InMemoryStore(), None, conversation_id="")
     with pytest.raises(ConfigError, match="cannot record memory operations to a dict: give"):
         RecordingStore(InMemoryStore(), {})
+
+
+def test_evidence_rides_on_the_write_span(
+        collected: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    """Writes inside `evidence(ids)` carry `provrepair.evidence_ids`: the loader makes them
+    the write's dependencies, instead of the latest output and what came since."""
+    provider, exporter = collected
+    store = RecordingStore(seeded(InMemoryStore()), provider, namespace=NS)
+    with agent_run(provider.get_tracer("agent")):
+        store.search(NS)
+        with store.evidence(["m_c"]):
+            store.put(NS, "m_best", {"content": "cheapest: StoreC"})
+        store.put(NS, "m_other", {"content": "unrelated"})
+    spans = memory_spans(exporter)
+    assert [s.attributes.get("provrepair.evidence_ids") for s in spans] == [  # type: ignore[union-attr]
+        None, ("m_c",), None]
+    assert store.last_step_id is None  # steps are named when the run is read
+    case = read_case(exporter)
+    assert [s.used_ids for s in case.trace] == [["m_b", "m_c"], ["m_c"], ["s_001", "m_b", "m_c",
+                                                                          "m_best"]]
