@@ -28,7 +28,6 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from provrepair.integrations.sinks import MemorySink
-from provrepair.loaders.otel_live import memory_span
 from provrepair.provenance.errors import ConfigError
 
 try:
@@ -39,6 +38,8 @@ try:
 except ImportError as exc:  # pragma: no cover - the message is the point
     raise ConfigError("recording to OpenTelemetry needs the otel extra: pip install "
                       "'provrepair[otel]' (or record with provrepair's Recorder)") from exc
+
+from provrepair.loaders.otel_live import memory_span  # after the extra is checked
 
 SCOPE = "provrepair.integrations"
 STORE_ID = "gen_ai.memory.store.id"

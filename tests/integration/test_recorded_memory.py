@@ -129,3 +129,20 @@ def test_a_recorder_of_another_memory_or_conversation_is_refused(
                 store.evidence(["m_nothing"]):
             store.put(("memories", "bob"), "m_1", {"content": "x"})
         assert store.store.search(("memories", "bob")) == []  # refused before the store acted
+
+
+def test_records_flushed_before_the_store_is_named_join_its_memory(
+        falkordb_store: GraphStore) -> None:
+    """The agent recorded (and flushed) a record of its own before it wrapped its store: once
+    the wrapper names the task's memory, that record is one of the shared memory's too, as
+    those recorded after (provenance/agent_records.py)."""
+    with Recorder(falkordb_store, "rec-late") as rec:
+        rec.memory(memory_id="m_native", content="likes window seats", source="user_input",
+                   last_modified_by=None, created_at=1, last_modified_at=1, derived_from=[],
+                   supersedes=None, status="active")
+        rec.flush()
+        store = RecordingStore(seeded(), rec, namespace=NS)
+        store.get(NS, "m_b")
+    named = {r["record_id"] for r in falkordb_store.run("list_namespace_records",
+                                                         {"namespace": "memories/alice"})}
+    assert named == {"m_native", "m_b"}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -180,3 +182,29 @@ def test_evidence_rides_on_the_write_span(
     case = read_case(exporter)
     assert [s.used_ids for s in case.trace] == [["m_b", "m_c"], ["m_c"], ["s_001", "m_b", "m_c",
                                                                           "m_best"]]
+
+
+def test_recording_into_a_recorder_needs_no_opentelemetry() -> None:
+    """Without the otel extra the wrappers import and take a Recorder; only an OpenTelemetry
+    sink asks for the extra, in one line."""
+    script = """
+import sys
+class NoOtel:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "opentelemetry":
+            raise ImportError(name)
+sys.meta_path.insert(0, NoOtel())
+from langgraph.store.memory import InMemoryStore
+from provrepair.integrations import mem0, recorded
+from provrepair.integrations.langgraph import RecordingStore
+from provrepair.provenance.errors import ConfigError
+try:
+    RecordingStore(InMemoryStore(), None)
+except ConfigError as exc:
+    print(exc)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == ("recording to OpenTelemetry needs the otel extra: pip "
+                                   "install 'provrepair[otel]' (or record with provrepair's "
+                                   "Recorder)")
