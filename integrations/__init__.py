@@ -4,7 +4,7 @@ memory store the agent already uses, each needing its store's extra.
     from provrepair import RecordingStore     # LangGraph BaseStore (and langmem): langgraph.py
     from provrepair import RecordingMemory    # mem0 Memory / AsyncMemory: mem0.py
 
-Each operation is recorded to the sink the agent gives the wrapper (sinks.py):
+Each operation is recorded to the sink the agent gives the wrapper (sink.py):
 - provrepair's `Recorder`: a step of the recorder's task, beside the agent's own steps, with
   ids and timestamps the wrapper allocates around the recorder's (recorded.py);
 - the agent's OpenTelemetry tracer (the `[otel]` extra): a GenAI memory span

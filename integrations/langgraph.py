@@ -4,7 +4,7 @@
     # give `store` to the agent (graph.compile(store=store), langmem's tools and managers…)
 
 It is a `BaseStore` whose `batch`/`abatch` run the agent's store's and then record each
-operation to the sink (integrations/sinks.py: provrepair's `Recorder`, or OpenTelemetry), so
+operation to the sink (integrations/sink.py: provrepair's `Recorder`, or OpenTelemetry), so
 every method built on them (get, search, put, delete, list_namespaces, and their async forms)
 goes through unchanged, sync and async:
 
@@ -35,7 +35,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from provrepair.integrations.sinks import Recording, open_sink
+from provrepair.integrations.open_sink import open_sink
+from provrepair.integrations.sink import Recording
 from provrepair.repair.appliers.langgraph import check_namespace, require_langgraph, value_text
 
 require_langgraph()
@@ -59,7 +60,7 @@ class RecordingStore(Recording, BaseStore):
                  conversation_id: str | None = None):
         """`sink`: provrepair's Recorder (its task is the conversation), the agent's Tracer
         or TracerProvider (None: the global one), or a SpanExporter with `conversation_id`
-        (integrations/sinks.py)."""
+        (integrations/sink.py)."""
         self.store, self.value_key = store, value_key
         self.namespace = check_namespace(namespace)
         self.sink = open_sink(sink, conversation_id=conversation_id)

@@ -5,7 +5,7 @@ writes.
     memory.add("prefers aisle seats", user_id="alice")          # as the agent always did
 
 The methods the agent calls are mem0's own, with mem0's arguments and results; these are
-recorded to the sink (integrations/sinks.py: provrepair's `Recorder`, or OpenTelemetry),
+recorded to the sink (integrations/sink.py: provrepair's `Recorder`, or OpenTelemetry),
 everything else (`history`, `reset`, `delete_all`…) goes through unrecorded:
 
 | the agent calls | recorded as |
@@ -38,7 +38,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from provrepair.integrations.sinks import Recording, open_sink
+from provrepair.integrations.open_sink import open_sink
+from provrepair.integrations.sink import Recording
 from provrepair.repair.appliers.mem0 import ENTITY_IDS, parse_scope, scope_name
 
 EVENTS = {"ADD": "create_memory", "UPDATE": "update_memory", "DELETE": "delete_memory"}
@@ -52,7 +53,7 @@ class RecordingMemory(Recording):
                  conversation_id: str | None = None):
         """`sink`: provrepair's Recorder (its task is the conversation), the agent's Tracer
         or TracerProvider (None: the global one), or a SpanExporter with `conversation_id`
-        (integrations/sinks.py). `scope`: the agent memory of calls by id alone,
+        (integrations/sink.py). `scope`: the agent memory of calls by id alone,
         `user_id=alice` (mem0's scope, as apply takes it)."""
         self.memory = memory
         self.scope = scope_name(parse_scope(scope)) if scope is not None else None

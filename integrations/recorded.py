@@ -56,7 +56,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from provrepair.integrations.sinks import MemorySink
+from provrepair.integrations.sink import MemorySink
 from provrepair.loaders.agent_run import _occurs  # the loaders' "shown as a whole"
 from provrepair.loaders.otel import MEMORY_WRITES
 from provrepair.provenance.edges import NodeKind

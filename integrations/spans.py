@@ -13,7 +13,7 @@ Attached to the conversation in one of two ways:
 
 `sink` is the agent's `Tracer` or `TracerProvider` (None: the global provider's), or a
 `SpanExporter` (`ProvrepairSpanExporter(open_store())`): the wrapper then makes its own
-provider exporting each span as it ends, and needs `conversation_id` (integrations/sinks.py
+provider exporting each span as it ends, and needs `conversation_id` (integrations/sink.py
 chooses this sink, or provrepair's Recorder). A write inside `evidence(ids)` carries them as
 `provrepair.evidence_ids`.
 
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from provrepair.integrations.sinks import MemorySink
+from provrepair.integrations.sink import MemorySink
 from provrepair.provenance.errors import ConfigError
 
 try:

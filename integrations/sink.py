@@ -1,4 +1,5 @@
-"""Where a recording wrapper sends the agent's memory operations: the sink the agent gives it.
+"""Where a recording wrapper sends the agent's memory operations: the sink the agent gives it
+(integrations/open_sink.py chooses it).
 
 - provrepair's own `Recorder` (provenance/recorder.py): the operations become steps and
   records of the recorder's task, beside the agent's own (integrations/recorded.py);
@@ -20,10 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
-
-from provrepair.provenance.errors import ConfigError
-from provrepair.provenance.recorder import Recorder
 
 
 class MemorySink:
@@ -61,20 +58,6 @@ class MemorySink:
             yield
         finally:
             self.evidence_ids = outer
-
-
-def open_sink(sink: Any, *, conversation_id: str | None = None) -> MemorySink:
-    """The sink for what the agent gave a wrapper (module docstring)."""
-    if isinstance(sink, Recorder):
-        from provrepair.integrations.recorded import RecorderSink
-
-        if conversation_id is not None and conversation_id != sink.task_id:
-            raise ConfigError(f"conversation_id {conversation_id!r}: the Recorder records task "
-                              f"{sink.task_id!r} (its task is the conversation)")
-        return RecorderSink(sink)
-    from provrepair.integrations.spans import MemorySpans
-
-    return MemorySpans(sink, conversation_id=conversation_id)
 
 
 class Recording:
