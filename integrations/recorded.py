@@ -80,6 +80,7 @@ class RecorderSink(MemorySink):
         self.versions: dict[str, list[str]] = {}  # agent id → its versions' memory ids
         self._scanned = 0  # memories of the recorder already in `versions`
         self._next_step = 1
+        self._reserved: set[str] = set()  # ids allocated by this operation, not yet recorded
         self._lock = threading.Lock()  # one operation at a time (a store shared by threads)
 
     @contextmanager
@@ -97,10 +98,9 @@ class RecorderSink(MemorySink):
 
     def search(self, records: list[dict[str, str]], *, query: str | None = None,
                namespace: str | None = None) -> None:
-        with self._lock:
-            if self._ended():
+        with self._operation(namespace) as recording:
+            if not recording:
                 return
-            self._name(namespace)
             ts, step_id = self._now(), self._step_id()
             found = list(dict.fromkeys(self._returned(r["id"], r["content"], ts)
                                        for r in records))
@@ -117,30 +117,32 @@ class RecorderSink(MemorySink):
             return
         op = MEMORY_WRITES[operation]  # loaders/otel.py: create, update, upsert, delete
         written = records if records is not None else [{"id": str(record_id), "content": ""}]
-        with self._lock:
-            if self._ended():
-                return
-            self._name(namespace)
-            for record in written:
-                self._write(op, record["id"], record["content"], error)
+        for record in written:
+            with self._operation(namespace) as recording:
+                if recording:
+                    self._write(op, record["id"], record["content"], error)
 
     # -- operations ---------------------------------------------------------------------------
 
-    def _ended(self) -> bool:
-        """Whether the recording was closed (the conversation is over): an operation after
-        it is part of no conversation, as one outside any run over OpenTelemetry, and is not
-        recorded (the next conversation's wrapper gets its own Recorder)."""
-        if self.recorder.task.get("complete"):
-            self.last_step_id, self.last_memory_ids = None, []
-            return True
-        return False
-
-    def _name(self, namespace: str | None) -> None:
-        """The first namespace an operation names is the task's, if the recording has none
-        (another one: the operation's records are mem0's global ids, recorded all the same;
-        a call naming it was refused before it ran, `check_namespace`)."""
-        if namespace is not None and self.recorder.task.get("memory_namespace") is None:
-            self.recorder.use_memory_namespace(namespace)
+    @contextmanager
+    def _operation(self, namespace: str | None) -> Iterator[bool]:
+        """One operation at a time; False once the recording was closed (the conversation
+        is over: an operation after it is part of no conversation, as one outside any run
+        over OpenTelemetry, and is not recorded; the next conversation's wrapper gets its own
+        Recorder). The first namespace an operation names is the task's, if the recording
+        has none (another one: mem0's ids are global, recorded all the same; a call naming
+        it was refused before it ran, `check_namespace`)."""
+        with self._lock:
+            if self.recorder.task.get("complete"):
+                self.last_step_id, self.last_memory_ids = None, []
+                yield False
+                return
+            if namespace is not None and self.recorder.task.get("memory_namespace") is None:
+                self.recorder.use_memory_namespace(namespace)
+            try:
+                yield True
+            finally:
+                self._reserved.clear()  # recorded, or given up with the operation
 
     def _write(self, op: str, key: str, content: str, error: BaseException | None) -> None:
         rec = self.recorder
@@ -157,7 +159,7 @@ class RecorderSink(MemorySink):
         self._step(step_id, step_type, content or f"{op} {key}", ts, used,
                    invalidated=invalidated, generated=[new] if new else [],
                    status=StepStatus.ERROR if error is not None else StepStatus.OK)
-        self.last_memory_ids = [new] if new else invalidated
+        self.last_memory_ids = [new] if new else [] if error is not None else invalidated
         if error is not None:
             return
         if new is not None:
@@ -251,14 +253,21 @@ class RecorderSink(MemorySink):
         assert isinstance(record, MemoryRecord)
         return record
 
+    def _taken(self) -> set[str]:
+        """Every id the recorder has seen or awaits, and those this operation allocated."""
+        return self.recorder.taken_ids() | self._reserved
+
     def _new_id(self, key: str) -> str:
         """The key itself for a record's first version when free, else `<key>~N`."""
-        taken = self.recorder.taken_ids()
-        return key if key not in taken else version_id(key, taken)
+        taken = self._taken()
+        memory_id = key if key not in taken else version_id(key, taken)
+        self._reserved.add(memory_id)
+        return memory_id
 
     def _step_id(self) -> str:
-        step_id = allocate_id(STEP_PREFIX, self.recorder.taken_ids(), start=self._next_step)
+        step_id = allocate_id(STEP_PREFIX, self._taken(), start=self._next_step)
         self._next_step = int(step_id[len(STEP_PREFIX):]) + 1
+        self._reserved.add(step_id)
         return step_id
 
     def _now(self) -> int:

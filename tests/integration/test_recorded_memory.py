@@ -146,3 +146,15 @@ def test_records_flushed_before_the_store_is_named_join_its_memory(
     named = {r["record_id"] for r in falkordb_store.run("list_namespace_records",
                                                          {"namespace": "memories/alice"})}
     assert named == {"m_native", "m_b"}
+
+
+def test_a_key_named_like_the_step_that_reads_it(falkordb_store: GraphStore) -> None:
+    """The operation's own step id is taken before its records are named."""
+    inner = InMemoryStore()
+    inner.put(NS, "memop_001", {"content": "a key like our step ids"})
+    with Recorder(falkordb_store, "rec-clash") as rec:
+        store = RecordingStore(inner, rec, namespace=NS)
+        store.search(NS)
+        case = rec.as_case()
+    assert [(s.step_id, s.used_ids) for s in case.trace] == [("memop_001", ["memop_001~2"])]
+    assert records(case)["memop_001~2"][0] == "memop_001"
