@@ -4,15 +4,19 @@
     # give `store` to the agent (graph.compile(store=store), langmem's tools and managers…)
 
 It is a `BaseStore` whose `batch`/`abatch` run the agent's store's and then record each
-operation (integrations/spans.py), so every method built on them (get, search, put, delete,
-list_namespaces, and their async forms) goes through unchanged, sync and async:
+operation to the sink (integrations/sink.py: provrepair's `Recorder`, or OpenTelemetry), so
+every method built on them (get, search, put, delete, list_namespaces, and their async forms)
+goes through unchanged, sync and async:
 
-| the agent calls | recorded as |
+| the agent calls | recorded as (a span; with a Recorder, the step integrations/recorded.py makes) |
 |---|---|
 | `get` (found), `search` | `search_memory` with the items returned, in order (`query` as the query text) |
 | `put` | `upsert_memory` of the item (a key the run has not seen is a new record, else a new version of it) |
 | `delete` (`put` of None) | `delete_memory` of the key |
 | `list_namespaces`, a `get` that found nothing | nothing (no record read) |
+
+`last_step_id` is the step of the latest operation (with a Recorder: for the agent's own steps
+to cite); the writes inside `with store.evidence(ids):` depend on exactly those ids.
 
 **Ids and the namespace.** A record's id is its key, in the agent memory `namespace` (recorded
 as `gen_ai.memory.store.id`, the parts joined by '/': what `provrepair apply --namespace`
@@ -31,7 +35,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from provrepair.integrations.spans import MemorySpans
+from provrepair.integrations.open_sink import open_sink
+from provrepair.integrations.sink import Recording
 from provrepair.repair.appliers.langgraph import check_namespace, require_langgraph, value_text
 
 require_langgraph()
@@ -47,17 +52,19 @@ from langgraph.store.base import (  # noqa: E402  (after the extra is checked)
 )
 
 
-class RecordingStore(BaseStore):
+class RecordingStore(Recording, BaseStore):
     """The agent's store, recorded (module docstring)."""
 
     def __init__(self, store: BaseStore, sink: Any = None, *,
                  namespace: tuple[str, ...] = ("memories",), value_key: str = "content",
                  conversation_id: str | None = None):
-        """`sink`: the agent's Tracer or TracerProvider (None: the global one), or a
-        SpanExporter with `conversation_id` (integrations/spans.py)."""
+        """`sink`: provrepair's Recorder (its task is the conversation), the agent's Tracer
+        or TracerProvider (None: the global one), or a SpanExporter with `conversation_id`
+        (integrations/sink.py)."""
         self.store, self.value_key = store, value_key
         self.namespace = check_namespace(namespace)
-        self.spans = MemorySpans(sink, conversation_id=conversation_id)
+        self.sink = open_sink(sink, conversation_id=conversation_id)
+        self.sink.check_namespace("/".join(self.namespace))
 
     @property
     def unrecorded(self) -> BaseStore:
@@ -102,10 +109,10 @@ class RecordingStore(BaseStore):
         for op, result in zip(ops, results, strict=True):
             if isinstance(op, SearchOp):
                 items = [i for i in result or [] if isinstance(i, Item)]  # type: ignore[union-attr]
-                self.spans.search([self._record_of(i.namespace, i.key, i.value) for i in items],
+                self.sink.search([self._record_of(i.namespace, i.key, i.value) for i in items],
                                   query=op.query, namespace=name)
             elif isinstance(op, GetOp) and isinstance(result, Item):
-                self.spans.search([self._record_of(result.namespace, result.key, result.value)],
+                self.sink.search([self._record_of(result.namespace, result.key, result.value)],
                                   namespace=name)
             elif isinstance(op, PutOp):
                 self._record_put(op, name, None)
@@ -117,10 +124,10 @@ class RecordingStore(BaseStore):
 
     def _record_put(self, op: PutOp, name: str, error: Exception | None) -> None:
         if op.value is None:
-            self.spans.emit("delete_memory", record_id=self._id(op.namespace, op.key),
+            self.sink.emit("delete_memory", record_id=self._id(op.namespace, op.key),
                             namespace=name, error=error)
         else:
-            self.spans.emit("upsert_memory", records=[self._record_of(op.namespace, op.key,
+            self.sink.emit("upsert_memory", records=[self._record_of(op.namespace, op.key,
                                                                       op.value)],
                             namespace=name, error=error)
 

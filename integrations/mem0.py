@@ -5,8 +5,8 @@ writes.
     memory.add("prefers aisle seats", user_id="alice")          # as the agent always did
 
 The methods the agent calls are mem0's own, with mem0's arguments and results; these are
-recorded (integrations/spans.py), everything else (`history`, `reset`, `delete_all`…) goes
-through unrecorded:
+recorded to the sink (integrations/sink.py: provrepair's `Recorder`, or OpenTelemetry),
+everything else (`history`, `reset`, `delete_all`…) goes through unrecorded:
 
 | the agent calls | recorded as |
 |---|---|
@@ -22,6 +22,10 @@ for `search` and `get_all`), recorded as `gen_ai.memory.store.id` in the form
 (repair/appliers/mem0.py). A call by id alone (`get`, `update`, `delete`) names the scope given
 as `scope=`, if any.
 
+With a Recorder the task has one agent memory: a call naming another scope is refused before
+mem0 acts (CaseError). `last_step_id` and `evidence(ids)` are the LangGraph wrapper's
+(integrations/langgraph.py).
+
 A metadata-only `update` changes no content: not recorded. A call that raises is recorded as a
 failed write (reads: nothing; a failed `add` has no id to name: nothing, and a record it left
 anyway enters with the first read that returns it), then raised as it was.
@@ -34,24 +38,27 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from provrepair.integrations.spans import MemorySpans
+from provrepair.integrations.open_sink import open_sink
+from provrepair.integrations.sink import Recording
 from provrepair.repair.appliers.mem0 import ENTITY_IDS, parse_scope, scope_name
 
 EVENTS = {"ADD": "create_memory", "UPDATE": "update_memory", "DELETE": "delete_memory"}
 
 
-class RecordingMemory:
+class RecordingMemory(Recording):
     """The agent's mem0 memory, recorded (module docstring). For an `AsyncMemory` the same
     methods are coroutines, as mem0's are."""
 
     def __init__(self, memory: Any, sink: Any = None, *, scope: str | None = None,
                  conversation_id: str | None = None):
-        """`sink`: the agent's Tracer or TracerProvider (None: the global one), or a
-        SpanExporter with `conversation_id` (integrations/spans.py). `scope`: the agent
-        memory of calls by id alone, `user_id=alice` (mem0's scope, as apply takes it)."""
+        """`sink`: provrepair's Recorder (its task is the conversation), the agent's Tracer
+        or TracerProvider (None: the global one), or a SpanExporter with `conversation_id`
+        (integrations/sink.py). `scope`: the agent memory of calls by id alone,
+        `user_id=alice` (mem0's scope, as apply takes it)."""
         self.memory = memory
         self.scope = scope_name(parse_scope(scope)) if scope is not None else None
-        self.spans = MemorySpans(sink, conversation_id=conversation_id)
+        self.sink = open_sink(sink, conversation_id=conversation_id)
+        self.sink.check_namespace(self.scope)
         self._async = inspect.iscoroutinefunction(getattr(memory, "add", None))
 
     @property
@@ -65,12 +72,15 @@ class RecordingMemory:
         return getattr(self.memory, name)
 
     def add(self, messages: Any, **kwargs: Any) -> Any:
+        self.sink.check_namespace(self._namespace(kwargs))
         return self._call("add", (messages,), kwargs, self._record_add, write=True)
 
     def search(self, query: str, **kwargs: Any) -> Any:
+        self.sink.check_namespace(self._namespace(kwargs.get("filters")))
         return self._call("search", (query,), kwargs, self._record_read, write=False)
 
     def get_all(self, **kwargs: Any) -> Any:
+        self.sink.check_namespace(self._namespace(kwargs.get("filters")))
         return self._call("get_all", (), kwargs, self._record_read, write=False)
 
     def get(self, memory_id: str) -> Any:
@@ -130,21 +140,21 @@ class RecordingMemory:
                 continue
             record = {"id": str(event["id"]), "content": str(event.get("memory", ""))}
             if operation == "delete_memory":
-                self.spans.emit(operation, record_id=record["id"], namespace=namespace)
+                self.sink.emit(operation, record_id=record["id"], namespace=namespace)
             else:
-                self.spans.emit(operation, records=[record], namespace=namespace)
+                self.sink.emit(operation, records=[record], namespace=namespace)
 
     def _record_read(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
                      error: Exception | None) -> None:
         records = [{"id": str(r["id"]), "content": str(r.get("memory", ""))}
                    for r in _results(result)]
-        self.spans.search(records, query=args[0] if args else None,
+        self.sink.search(records, query=args[0] if args else None,
                           namespace=self._namespace(kwargs.get("filters")))
 
     def _record_get(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
                     error: Exception | None) -> None:
         if result:
-            self.spans.search([{"id": str(result["id"]), "content": str(result.get("memory", ""))}],
+            self.sink.search([{"id": str(result["id"]), "content": str(result.get("memory", ""))}],
                               namespace=self._namespace(result))
 
     def _record_update(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
@@ -152,12 +162,12 @@ class RecordingMemory:
         text = kwargs.get("text", kwargs.get("data", args[1] if len(args) > 1 else None))
         if text is None:
             return  # metadata only: the record's content is unchanged
-        self.spans.emit("update_memory", records=[{"id": str(args[0]), "content": str(text)}],
+        self.sink.emit("update_memory", records=[{"id": str(args[0]), "content": str(text)}],
                         namespace=self.scope, error=error)
 
     def _record_delete(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
                        error: Exception | None) -> None:
-        self.spans.emit("delete_memory", record_id=str(args[0]), namespace=self.scope,
+        self.sink.emit("delete_memory", record_id=str(args[0]), namespace=self.scope,
                         error=error)
 
 

@@ -13,7 +13,9 @@ Attached to the conversation in one of two ways:
 
 `sink` is the agent's `Tracer` or `TracerProvider` (None: the global provider's), or a
 `SpanExporter` (`ProvrepairSpanExporter(open_store())`): the wrapper then makes its own
-provider exporting each span as it ends, and needs `conversation_id`.
+provider exporting each span as it ends, and needs `conversation_id` (integrations/sink.py
+chooses this sink, or provrepair's Recorder). A write inside `evidence(ids)` carries them as
+`provrepair.evidence_ids`.
 
 Spans are emitted when the operation has returned (its results are what a search span
 carries) or failed (status ERROR with the exception: a failed write is recorded as failed).
@@ -25,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from provrepair.loaders.otel_live import memory_span
+from provrepair.integrations.sink import MemorySink
 from provrepair.provenance.errors import ConfigError
 
 try:
@@ -34,16 +36,21 @@ try:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
     from opentelemetry.trace import Status, StatusCode, Tracer
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ConfigError("recording needs the otel extra: pip install 'provrepair[otel]'") from exc
+    raise ConfigError("recording to OpenTelemetry needs the otel extra: pip install "
+                      "'provrepair[otel]' (or record with provrepair's Recorder)") from exc
+
+from provrepair.loaders.otel_live import memory_span  # after the extra is checked
 
 SCOPE = "provrepair.integrations"
 STORE_ID = "gen_ai.memory.store.id"
+EVIDENCE = "provrepair.evidence_ids"
 
 
-class MemorySpans:
+class MemorySpans(MemorySink):
     """One memory operation → one span (module docstring)."""
 
     def __init__(self, sink: Any = None, *, conversation_id: str | None = None):
+        super().__init__()
         if conversation_id == "":
             raise ConfigError("conversation_id is empty: name the conversation, or give None "
                               "(the OTel context's)")
@@ -59,10 +66,11 @@ class MemorySpans:
         if sink is None:
             sink = trace.get_tracer_provider()
         tracer = sink.get_tracer(SCOPE) if hasattr(sink, "get_tracer") else sink
-        if not hasattr(tracer, "start_as_current_span"):  # a Recorder, a store…
+        if not hasattr(tracer, "start_as_current_span"):  # a graph store, a dict…
             raise ConfigError(f"cannot record memory operations to a {type(sink).__name__}: "
-                              "give the agent's OpenTelemetry Tracer or TracerProvider, or a "
-                              "SpanExporter (ProvrepairSpanExporter) with conversation_id")
+                              "give provrepair's Recorder, the agent's OpenTelemetry Tracer or "
+                              "TracerProvider, or a SpanExporter (ProvrepairSpanExporter) with "
+                              "conversation_id")
         self.tracer: Tracer = tracer
 
     def search(self, records: list[dict[str, str]], *, query: str | None = None,
@@ -78,6 +86,8 @@ class MemorySpans:
                                       conversation_id=self.conversation_id) as span:
             if namespace is not None:
                 span.set_attribute(STORE_ID, namespace)
+            if self.evidence_ids is not None and operation != "search_memory":
+                span.set_attribute(EVIDENCE, list(self.evidence_ids))
             if error is not None:
                 span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
 

@@ -25,6 +25,10 @@ identical (so replaying the same event stream after a crash converges) and refus
 Re-recording a memory id updates only its lifecycle fields (status, last_modified_by,
 last_modified_at, trust_score), as an agent's store does when a later step retires it.
 Steps of a turn must arrive in timestamp order (the first one receives INITIATE).
+Beside the agent, a recording wrapper of its memory store (provrepair.integrations) records
+the store's operations into the same task: it allocates ids against `taken_ids()`, stamps
+them after `clock` (the latest timestamp recorded) and names the task's agent memory
+(`use_memory_namespace`).
 A recording holds the task's write lock (provenance/lock.py, purpose "record") from its
 construction to `close()` (or `release()`), checked and refreshed at every flush: a `delete`
 or `ingest --replace` of the task meanwhile is refused with TaskConflict naming the recorder,
@@ -38,7 +42,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from provrepair.provenance.agent_records import link_node_rows
+from provrepair.provenance.agent_records import link_node_rows, link_stored_task
 from provrepair.provenance.edges import Edge, NodeKind, dedupe, memory_edges, step_edges
 from provrepair.provenance.errors import CaseError, ProvrepairError, TaskConflict
 from provrepair.provenance.ingest import content_hash, evaluation_props
@@ -108,6 +112,7 @@ class Recorder:
         self.missing: dict[str, int] = {}
         self.inputs_by_turn: dict[int, list[str]] = defaultdict(list)
         self.first_step: dict[int, tuple[int, str]] = {}
+        self.clock: int | None = None  # the latest timestamp recorded (None: nothing yet)
         self.task_dirty, self.pending_events = True, 0
         self.owner = new_owner_id("record")
         acquire(store, task_id, self.owner, "record")
@@ -137,6 +142,30 @@ class Recorder:
         self.task["diagnosed_faults"] = list(dict.fromkeys(memory_ids))
         self.task_dirty = True
         self._count_event()
+
+    def taken_ids(self) -> set[str]:
+        """Every id of the task: recorded, or named by a record and still awaited (one id
+        space for inputs, memories and steps): what a caller allocating ids of its own
+        (provenance/state/memory.py `allocate_id`) must not reuse."""
+        return {*self.records, *self.blocked, *(ref.target for ref in self.validator.pending)}
+
+    def use_memory_namespace(self, namespace: str) -> None:
+        """Name the agent memory the run uses when the recording did not (a recording
+        wrapper learns it from the agent's store, provrepair.integrations): set once, the same
+        one again changes nothing, another is refused. Records flushed before are linked to
+        it as those flushed after (provenance/agent_records.py)."""
+        current = self.task.get("memory_namespace")
+        if current == namespace:
+            return
+        if not namespace:
+            raise CaseError(self.task_id, "memory_namespace", None, "empty (name the namespace)")
+        if current is not None:
+            raise CaseError(self.task_id, "memory_namespace", namespace,
+                            f"the recording's agent memory is {current!r}: one task, one namespace")
+        self.task["memory_namespace"] = namespace
+        self.task_dirty = True
+        self.flush()
+        link_stored_task(self.store, self.key, namespace)
 
     def flush(self) -> None:
         """Write buffered nodes, then the edges whose ends are now stored, then the task
@@ -217,6 +246,12 @@ class Recorder:
         self._count_event()
         return record
 
+    def _tick(self, record: Record) -> None:
+        """Advance `clock` to the record's latest timestamp."""
+        times = [record.created_at, record.last_modified_at] \
+            if isinstance(record, MemoryRecord) else [record.timestamp]
+        self.clock = max(times if self.clock is None else [self.clock, *times])
+
     def _admit(self, kind: str, record: Record) -> None:
         add = {NodeKind.USER_INPUT: self.validator.add_input,
                NodeKind.MEMORY: self.validator.add_memory, NodeKind.STEP: self.validator.add_step}
@@ -225,6 +260,7 @@ class Recorder:
         add[kind](record, kind)  # type: ignore[operator]
         rid = record_id(record)
         self.records[rid] = record
+        self._tick(record)
         self.order[kind].append(rid)
         self.rows[kind][rid] = ROW_OF[kind](self.key, record, len(self.order[kind]) - 1)  # type: ignore[operator]
         self._link(record)
@@ -237,6 +273,7 @@ class Recorder:
     def _update_memory(self, old: MemoryRecord, new: MemoryRecord) -> None:
         check_lifecycle_change(self.validator, old, new)
         self.records[new.memory_id] = new
+        self._tick(new)
         position = self.order[NodeKind.MEMORY].index(new.memory_id)
         self.rows[NodeKind.MEMORY][new.memory_id] = memory_row(self.key, new, position)
 

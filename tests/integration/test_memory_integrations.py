@@ -20,14 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Tracer
 
-from provrepair import memory_patch, run_repair
+from provrepair import Recorder, memory_patch, run_repair
 from provrepair.integrations.langgraph import RecordingStore
 from provrepair.integrations.mem0 import RecordingMemory
 from provrepair.loaders.otel_live import ProvrepairSpanExporter
+from provrepair.provenance.errors import CaseError
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.appliers import apply_patch, apply_patch_async
@@ -210,8 +212,116 @@ def test_an_explicit_conversation_without_otel_in_the_agent(falkordb_store: Grap
                            conversation_id="conv-explicit")
     hits = store.search(NS)
     store.put(NS, "m_best", {"content": cheapest([h.value["content"] for h in hits])})
-    store.spans.close()
+    store.sink.close()
     case = read_case(falkordb_store, "conv-explicit")
     assert [(s.step_type, s.used_ids) for s in case.trace] == [
         ("memory_read", ["m_b", "m_c"]), ("memory_write", ["s_001", "m_b", "m_c"])]
     assert case.memory_namespace == "memories/alice"
+
+
+# -- recorded natively: provrepair's Recorder as the sink ----------------------------------------
+
+def recorded_agent(rec: Recorder, search: Any, write: Any) -> str:
+    """An agent recording its own steps with the Recorder, its memory through a wrapper:
+    the user asks, the store is searched, the model answers from what it read (citing the
+    read step), the answer is remembered, and the final answer cites that write. Returns
+    the answer."""
+    rec.user_input(input_id="u1", turn=1, content="Where is the P0199 headset cheapest?",
+                   timestamp=1)
+    read, texts = search()
+    answer = cheapest(texts)
+    rec.step(step_id="s1", step_type="claim", content=answer, used_ids=[read],
+             prev_step_ids=[read], next_step_ids=[], invalidated_memory_ids=[],
+             generated_memory_ids=[], timestamp=rec.clock + 1, turn=1)
+    wrote = write(answer)
+    rec.step(step_id="s2", step_type="final_answer", content=answer, used_ids=[wrote],
+             prev_step_ids=[wrote], next_step_ids=[], invalidated_memory_ids=[],
+             generated_memory_ids=[], timestamp=rec.clock + 1, turn=1)
+    return answer
+
+
+def test_langgraph_store_recorded_with_the_recorder(store: GraphStore, tmp_path: Path) -> None:
+    """The agent records natively (no OpenTelemetry): the wrapper records each store
+    operation into the Recorder's task, with ids of its own and the recorder's clock; the
+    repair deletes the fault and the patch reaches the agent's SqliteStore."""
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite_module(extensions=True).connect(tmp_path / "agent.db", isolation_level=None,
+                                                  check_same_thread=False)
+    agent_store = SqliteStore(conn, index={"dims": DIMS, "embed": embed,  # type: ignore[arg-type]
+                                           "fields": ["content"]})
+    agent_store.setup()
+    for key, text in PRICES.items():
+        agent_store.put(NS, key, {"content": text})
+    with Recorder(store, "conv-rec", domain="shopping") as rec:
+        recording = RecordingStore(agent_store, rec, namespace=NS)
+
+        def search() -> tuple[str, list[str]]:
+            hits = recording.search(NS, query="P0199 headset price", limit=5)
+            assert {h.key for h in hits} == {"m_b", "m_c"}  # the fault, before the repair
+            return str(recording.last_step_id), [h.value["content"] for h in hits]
+
+        def write(answer: str) -> str:
+            recording.put(NS, "m_best", {"content": answer})
+            return str(recording.last_step_id)
+        recorded_agent(rec, search, write)
+        rec.faults(["m_b"])
+    case = read_case(store, "conv-rec")
+    assert case.memory_namespace == "memories/alice"
+    assert [(s.step_id, s.step_type, sorted(s.used_ids)) for s in case.trace] == [
+        ("memop_001", "memory_read", ["m_b", "m_c"]),
+        ("s1", "claim", ["memop_001"]),
+        ("memop_002", "memory_write", ["m_b", "s1"]),  # the claim; the record it quotes
+        ("s2", "final_answer", ["memop_002"])]
+
+    patch = repaired_patch(store, "conv-rec")
+    assert [(o.op, o.memory_id) for o in patch.operations] == [("delete", "m_b"),
+                                                               ("quarantine", "m_best")]
+    apply_patch(patch, LangGraphMemory(recording, NS))
+    found = recording.search(NS, query="P0199 headset price cheapest", limit=5)
+    assert [(h.key, h.value["content"]) for h in found] == [("m_c", PRICES["m_c"])]
+    assert recording.last_step_id is None  # the recording is closed: searched, not recorded
+
+
+def test_mem0_memory_recorded_with_the_recorder(falkordb_store: GraphStore,
+                                                tmp_path: Path) -> None:
+    """The same agent on mem0: mem0's ids are the agent ids, the call's scope the task's
+    memory namespace; the patch reaches the agent's `Memory`."""
+    double = ChatDouble()
+    memory = open_memory(tmp_path, double.start())
+    try:
+        ids = {key: memory.add(text, user_id="alice", infer=False)["results"][0]["id"]
+               for key, text in PRICES.items()}
+        with Recorder(falkordb_store, "conv-mem0-rec", domain="shopping") as rec:
+            agent = RecordingMemory(memory, rec)
+
+            def search() -> tuple[str, list[str]]:
+                hits = agent.search("P0199 headset price", filters={"user_id": "alice"})
+                assert ids["m_b"] in {h["id"] for h in hits["results"]}
+                return str(agent.last_step_id), [h["memory"] for h in hits["results"]]
+
+            def write(answer: str) -> str:
+                best.append(agent.add(answer, user_id="alice", infer=False)["results"][0]["id"])
+                return str(agent.last_step_id)
+            best: list[str] = []
+            recorded_agent(rec, search, write)
+            rec.faults([ids["m_b"]])
+            with pytest.raises(CaseError, match=r"'user_id=bob'.*the recording's agent memory "
+                                                r"is 'user_id=alice'"):
+                agent.add("bob's note", user_id="bob", infer=False)  # refused before mem0 acts
+        assert scope_records(memory, user_id="bob") == {}
+        case = read_case(falkordb_store, "conv-mem0-rec")
+        assert case.memory_namespace == "user_id=alice"
+        assert [s.step_type for s in case.trace] == ["memory_read", "claim", "memory_write",
+                                                     "final_answer"]
+        assert case.trace[2].generated_memory_ids == best
+
+        patch = repaired_patch(falkordb_store, "conv-mem0-rec")
+        assert [(o.op, o.memory_id) for o in patch.operations] == [("delete", ids["m_b"]),
+                                                                   ("quarantine", best[0])]
+        apply_patch(patch, Mem0Memory(agent, "user_id=alice"))
+        found = agent.search("P0199 headset price cheapest", filters={"user_id": "alice"})
+        assert [h["id"] for h in found["results"]] == [ids["m_c"]]
+    finally:
+        close_memory(memory)
+        double.stop()

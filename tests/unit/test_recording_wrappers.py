@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -160,3 +162,49 @@ def test_bad_arguments_are_one_line_errors() -> None:
         RecordingStore(InMemoryStore(), None, conversation_id="")
     with pytest.raises(ConfigError, match="cannot record memory operations to a dict: give"):
         RecordingStore(InMemoryStore(), {})
+
+
+def test_evidence_rides_on_the_write_span(
+        collected: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    """Writes inside `evidence(ids)` carry `provrepair.evidence_ids`: the loader makes them
+    the write's dependencies, instead of the latest output and what came since."""
+    provider, exporter = collected
+    store = RecordingStore(seeded(InMemoryStore()), provider, namespace=NS)
+    with agent_run(provider.get_tracer("agent")):
+        store.search(NS)
+        with store.evidence(["m_c"]):
+            store.put(NS, "m_best", {"content": "cheapest: StoreC"})
+        store.put(NS, "m_other", {"content": "unrelated"})
+    spans = memory_spans(exporter)
+    assert [s.attributes.get("provrepair.evidence_ids") for s in spans] == [  # type: ignore[union-attr]
+        None, ("m_c",), None]
+    assert store.last_step_id is None  # steps are named when the run is read
+    case = read_case(exporter)
+    assert [s.used_ids for s in case.trace] == [["m_b", "m_c"], ["m_c"], ["s_001", "m_b", "m_c",
+                                                                          "m_best"]]
+
+
+def test_recording_into_a_recorder_needs_no_opentelemetry() -> None:
+    """Without the otel extra the wrappers import and take a Recorder; only an OpenTelemetry
+    sink asks for the extra, in one line."""
+    script = """
+import sys
+class NoOtel:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "opentelemetry":
+            raise ImportError(name)
+sys.meta_path.insert(0, NoOtel())
+from langgraph.store.memory import InMemoryStore
+from provrepair.integrations import mem0, recorded
+from provrepair.integrations.langgraph import RecordingStore
+from provrepair.provenance.errors import ConfigError
+try:
+    RecordingStore(InMemoryStore(), None)
+except ConfigError as exc:
+    print(exc)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == ("recording to OpenTelemetry needs the otel extra: pip "
+                                   "install 'provrepair[otel]' (or record with provrepair's "
+                                   "Recorder)")
