@@ -68,7 +68,8 @@ class CapturedRun:
     token: str     # the task's capture token when this reading was last stored
     names: dict[str, str] = field(default_factory=dict)  # placeholder → id (ours, versions)
     taken: set[str] = field(default_factory=set)         # every id named so far
-    versions: set[str] = field(default_factory=set)      # the ids the loader named so far
+    versions: set[str] = field(default_factory=set)      # ids not the agent's: ours, a repair's
+    repairs: int = 0   # the task's repair runs when their nodes' ids were last reserved
     starts: dict[str, int] = field(default_factory=dict)  # id prefix → next number to try
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
@@ -91,6 +92,15 @@ class CapturedRun:
         builder.touched.clear()
         builder.withdrawn.clear()
         return run
+
+    def reserve(self, ids: set[str], repairs: int) -> None:
+        """The ids of every node stored under the task, `repairs` repair runs so far: those
+        the reading did not make (a repair's) are never given to a new node, and a record
+        the agent names so is read again whole (loaders/otel_merge.py moves it)."""
+        others = ids - self.kinds.keys()
+        self.taken |= others
+        self.versions |= others
+        self.repairs = repairs
 
     def extend(self, spans: list[Span]) -> Extension | None:
         """Read the trace's spans (in start order) and say what they add; None when they
