@@ -102,7 +102,7 @@ def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[
     ours = reading.case()
     recorded = {p["id"]: p for p in stored.nodes if "origin_run" not in p}
     world = json.loads(stored.task.get("world_json") or "{}")
-    matched = _match(ours, recorded, world.get(SOURCES, {}))
+    matched = _match(ours, {p["id"]: p for p in stored.nodes}, world.get(SOURCES, {}))
     stored_ids = {p["id"] for p in stored.nodes}
     taken = stored_ids | builder.taken_ids()
     names = {p: matched[d] for p, d in default.items() if d in matched}
@@ -114,8 +114,12 @@ def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[
                      else version_id(builder.unnamed[placeholder], taken))
         taken.add(named)
         names[placeholder] = named
-    moved = {m: version_id(m, taken) for m in sorted(builder.taken_ids())
-             if m in stored_ids and m not in matched}
+    moved = {}  # agent record ids that name a stored node of ours: moved to a version id
+    for record in sorted(builder.taken_ids()):
+        if matched.get(record, record) != record:  # moved by an earlier merge
+            moved[record] = matched[record]
+        elif record in stored_ids and record not in matched:
+            moved[record] = version_id(record, taken)
     case = parse_case(renamed(_moved(builder.case_json(reading.fault_ids()), moved), names))
     rows = _rows(key, case.model_dump(mode="json"), recorded)
     unmatched = sorted(set(recorded) - set(matched.values()))
@@ -141,31 +145,41 @@ def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[
     return Merge(rows.nodes, rows.grown, rows.changed, edges, task, kept, exact)
 
 
-def _match(case: Case, recorded: dict[str, dict[str, Any]], sources: dict[str, str]
+def _match(case: Case, stored: dict[str, dict[str, Any]], sources: dict[str, str]
            ) -> dict[str, str]:
-    """The reading's id → the stored id of the same recorded node (module docstring)."""
+    """The reading's id → the stored id of the same recorded node (module docstring);
+    `stored`: every stored node by id."""
     ours = _numbered(
         [(u.input_id, ("u", case.world[SOURCES].get(u.input_id, ""), u.content))
          for u in case.session]
-        + [(m.memory_id, _memory_key(m.memory_id, m.record_id, m.content))
+        + [(m.memory_id, _memory_key(m.memory_id, m.record_id, m.content, stored))
            for m in case.memory_store]
         + [(s.step_id, _step_key(case.world[SOURCES].get(s.step_id, ""), s.content))
            for s in case.trace])
-    nodes = sorted(recorded.values(), key=lambda p: (p["kind"], p["position"]))
+    nodes = sorted((p for p in stored.values() if "origin_run" not in p),
+                   key=lambda p: (p["kind"], p["position"]))
     theirs = _numbered((p["id"], _stored_key(p, sources.get(p["id"], ""))) for p in nodes)
     return {node_id: theirs[key] for key, node_id in ours.items() if key in theirs}
 
 
 def _stored_key(props: dict[str, Any], source: str) -> Key:
     if props["kind"] == NodeKind.MEMORY:
-        return _memory_key(props["id"], props.get("record_id"), props["content"])
+        return _memory_key(props["id"], props.get("record_id"), props["content"], None)
     if props["kind"] == NodeKind.STEP:
         return _step_key(source, props["content"])
     return "u", source, props["content"]
 
 
-def _memory_key(memory_id: str, record_id: str | None, content: str) -> Key:
-    """A record by the agent's id; a later version by that id and its content."""
+def _memory_key(memory_id: str, record_id: str | None, content: str,
+                stored: dict[str, dict[str, Any]] | None) -> Key:
+    """A record by the agent's id; a later version by that id and its content, and so a
+    record of the reading whose agent id names a stored node other than a recorded root
+    record (`stored`: every stored node by id; a merge moves that record to a version id)."""
+    if record_id is None and stored is not None:
+        node = stored.get(memory_id)
+        if node is not None and (node["kind"] != NodeKind.MEMORY or node.get("record_id")
+                                 or "origin_run" in node):
+            record_id = memory_id
     return ("m", memory_id) if record_id is None else ("v", record_id, content)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from provrepair.loaders.otel import RunReading, Span
 from provrepair.loaders.otel_extend import CapturedRun
-from provrepair.loaders.otel_merge import REPLAN, Stored, merge_reading
+from provrepair.loaders.otel_merge import REPLAN, Merge, Stored, merge_reading
 from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.ingest import node_rows
 from provrepair.provenance.keys import task_key
@@ -64,6 +64,21 @@ def repaired(spans: list[Span]) -> Stored:
     return Stored(task_props(case, None, complete=True), nodes, edges)
 
 
+def applied(stored: Stored, merge: Merge) -> Stored:
+    """The stored task once the merge is written (as loaders/otel_runs.py writes it; a
+    repaired record's status is left as the repair set it)."""
+    nodes = {p["id"]: dict(p) for p in stored.nodes}
+    for row in merge.nodes + merge.grown:
+        nodes.setdefault(row["props"]["id"], {}).update(row["props"])
+    for row in merge.changed:
+        node = nodes[row["props"]["id"]]
+        node.update({**row["props"], "status": node["status"]} if "status_run" in node
+                    else row["props"])
+    edges = {(e["label"], e["src"].split("/")[-1], e["dst"].split("/")[-1])
+             for e in merge.edges}
+    return Stored({**stored.task, **merge.task}, list(nodes.values()), stored.edges | edges)
+
+
 def merged(stored: Stored, spans: list[Span]) -> tuple[Any, dict[str, dict[str, Any]]]:
     """The reading of `spans` (in reading order, as the journal gives them) merged."""
     reading = RunReading(TASK).read(sorted(spans, key=lambda s: s.order))
@@ -107,22 +122,27 @@ def test_a_span_older_than_those_stored_is_merged_beside_them_with_a_warning() -
     assert merge.kept and not merge.exact
     warnings = json.loads(merge.task["world_json"])["provrepair.warnings"]
     assert warnings == merge.task["warnings"] and warnings[-1].startswith(REPLAN)
-    # a later merge keeps the note (the journal cannot say it again)
-    again = merge_reading(KEY, Stored({**stored.task, "world_json": merge.task["world_json"]},
-                                      stored.nodes, stored.edges),
-                          RunReading(TASK).read([*FIRST, chat(5, "Q3?", "A3.")]), [], "t10")
-    assert warnings[-1] in again.task["warnings"]
+    # merged again (the next trace): nothing doubled, and the note is kept (the journal
+    # cannot say it again)
+    again, new = merged(applied(stored, merge), [*FIRST, older, chat(5, "Q3?", "A3."),
+                                                 chat(6, "Q4?", "A4.")])
+    assert sorted(new) == ["s_007", "u_004"] and warnings[-1] in again.task["warnings"]
 
 
 def test_a_record_the_agent_names_like_a_stored_step_is_moved_to_a_version_id() -> None:
-    merge, new = merged(repaired(FIRST), [*FIRST, write(5, "create_memory", "s_001", "A2."),
-                                          search(6, "s_001"), chat(7, "Q3?", "A3.")])
+    spans = [*FIRST, write(5, "create_memory", "s_001", "A2."), search(6, "s_001"),
+             chat(7, "Q3?", "A3.")]
+    stored = repaired(FIRST)
+    merge, new = merged(stored, spans)
     assert new["s_001~2"]["record_id"] == "s_001"  # the agent's id, kept
     reads = [p for p in new.values() if p.get("step_type") == "memory_read"]
     assert reads and reads[0]["used_ids"] == ["s_001~2"]
     assert "s_001" not in new and not merge.exact  # the stored step stays what it is
     assert {("PRODUCE", "s_001~2")} <= {(e["label"], e["dst"].split("/")[-1])
                                         for e in merge.edges}
+    again, new = merged(applied(stored, merge), [*spans, chat(8, "Q4?", "A4.")])
+    assert sorted(new) == ["s_009", "u_004"]  # the moved record is found again, not doubled
+    assert again.changed == [] and again.kept == []
 
 
 def test_an_extension_after_a_repair_never_takes_a_repairs_id() -> None:
