@@ -142,12 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="provrepair-live-bench-") as home:
         os.environ["PROVREPAIR_HOME"] = home
         os.environ.pop("PROVREPAIR_URI", None)
-        for name, options in modes:
-            os.environ["PROVREPAIR_GRAPH"] = f"bench_{name.replace(', ', '_')}"
-            with open_store(migrate=True, stop_started_server=True) as store:
-                times, how = capture(store, spans, **options)
-                nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
-            results.append({**summary(name, times), **how, "task_nodes": len(nodes)})
+        # one server for every mode (stopped when this store closes), a graph each
+        with open_store(migrate=True, stop_started_server=True):
+            for name, options in modes:
+                os.environ["PROVREPAIR_GRAPH"] = f"bench_{name.replace(', ', '_')}"
+                with open_store(migrate=True) as store:
+                    times, how = capture(store, spans, **options)
+                    nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
+                results.append({**summary(name, times), **how, "task_nodes": len(nodes)})
     print(json.dumps({"requests": args.requests, "window": args.window, "python": platform.python_version(),
                       "load": os.getloadavg(), "results": results}, indent=1))
     return 0
