@@ -13,12 +13,14 @@ same reading fed the same spans in the same order; a later request's context ite
 earlier messages, records or tool calls resolve against that reading, never by reading the
 earlier spans again. Where the new spans would change what is stored beyond adding to it,
 `extend` returns None and the caller reads the conversation again from its journal and
-replaces the task (as every trace end did before):
+replaces the task (as every trace end did before; a repaired task is not replaced, that
+reading is merged into it: loaders/otel_merge.py):
 - a new span comes before the last one read (the reading order, loaders/otel.py `Span.order`);
 - a stored final answer stops being one (a later output of its turn: its label changes);
 - a turn's first step changes (its INITIATE edge moves);
 - a new record id is an id the loader already named one of its own (`m~2`, `s_002`: the agent
-  named a record so; provenance/state/memory.py allocates ours around the agent's);
+  named a record so; provenance/state/memory.py allocates ours around the agent's), or one
+  a repair's node has (`reserve`: nor is a repair's id ever given to a new node);
 - a stored version turns out never to have existed (a later read shows its update did not
   take effect: loaders/agent_run.py takes it back).
 """
