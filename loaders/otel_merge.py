@@ -92,11 +92,10 @@ class Merge:
     exact: bool
 
 
-def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[str],
-                  trace_id: str) -> Merge:
+def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[str]
+                  ) -> Merge:
     """The reading of every span of the conversation (`warnings`: what reading them said
-    beyond the builder) merged into the stored task (module docstring); `trace_id` names
-    the trace that needed it in the task's warning."""
+    beyond the builder) merged into the stored task (module docstring)."""
     builder = reading.builder
     default = builder.names()  # placeholder → the id a reading alone gives
     ours = reading.case()
@@ -126,12 +125,12 @@ def merge_reading(key: str, stored: Stored, reading: RunReading, warnings: list[
     kept = rows.kept + unmatched
     edges = [edge_row(key, e) for e in derive_edges(case)
              if (e.label.value, e.src, e.dst) not in stored.edges]
-    notes = [w for w in world.get(WARNINGS, []) if w.startswith(REPLAN)]
-    if kept:
-        notes.append(f"{REPLAN} changed {len(kept)} node(s) recorded before them (e.g. "
-                     f"{', '.join(kept[:3])}; trace {trace_id}): they are kept as the repair "
-                     "saw them, the new steps stored beside them; plan the task again "
-                     "before repairing it again")
+    # one note, said again by each merge while stored nodes differ from the reading
+    notes = [f"{REPLAN} changed {len(kept)} node(s) recorded before them (e.g. "
+             f"{', '.join(kept[:3])}): they are kept as the repair saw them, the new steps "
+             "stored beside them; plan the task again (`provrepair plan`): the repair's plan "
+             "did not see them"] if kept else [
+        w for w in world.get(WARNINGS, []) if w.startswith(REPLAN)]
     said = list(dict.fromkeys([*case.world.get(WARNINGS, []), *warnings, *notes]))
     sources = {**case.world.get(SOURCES, {}),
                **{k: v for k, v in world.get(SOURCES, {}).items() if k in stored_ids}}

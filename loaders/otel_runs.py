@@ -301,8 +301,7 @@ class LiveRuns:
             task = self.store.run("get_capture_task", {"task_key": tkey})
             repairs = int(task[0]["repairs"]) if task else 0
             if repairs:
-                exact, ids = self._merge(tkey, task[0]["props"], reading, warnings, trace_id,
-                                         token)
+                exact, ids = self._merge(tkey, task[0]["props"], reading, warnings, token)
             else:
                 case = with_warnings(case, warnings)
                 replace_locked(self.store, case)
@@ -321,7 +320,7 @@ class LiveRuns:
         return run
 
     def _merge(self, tkey: str, task: dict[str, Any], reading: RunReading, warnings: list[str],
-               trace_id: str, token: str) -> tuple[bool, set[str]]:
+               token: str) -> tuple[bool, set[str]]:
         """A repaired task: the reading merged into it (loaders/otel_merge.py), under the
         lock the caller holds. The task record first (the sources a later merge matches
         nodes by, and a token no cached reading holds), then nodes, records, edges. Returns
@@ -329,7 +328,7 @@ class LiveRuns:
         nodes = [r["props"] for r in self.store.run("list_task_nodes", {"task_key": tkey})]
         edges = {(r["label"], r["src"], r["dst"])
                  for r in self.store.run("list_task_edges", {"task_key": tkey})}
-        merge = merge_reading(tkey, Stored(task, nodes, edges), reading, warnings, trace_id)
+        merge = merge_reading(tkey, Stored(task, nodes, edges), reading, warnings)
         self.store.run("merge_task", {"task_key": tkey,
                                       "props": {**merge.task, "capture_token": token}})
         for batch in batched(merge.nodes + merge.grown):
