@@ -102,34 +102,40 @@ def test_traces_read_again_whole_after_a_repair_are_merged_never_undo_it(
     sent += request(2, [search(), chat("Still $5?", "Yes, StoreB at $5.")])
     second.add(sent[-3:])
     stored_and_planned("Yes, StoreB at $5.", second, 1)
-    assert second.readings  # the merge was exact: the next request extends it
+
+    # the first process again: another wrote the task since its reading (capture token)
+    sent += request(3, [search(), chat("Sure?", "Sure, $5.")])
+    first.add(sent[-3:])
+    stored_and_planned("Sure, $5.", first, 2)
+    assert first.readings  # the merge was exact: the next request would extend it
 
     # a request recorded without message content: read again whole, merged
-    sent += request(3, [search(), chat("and now?", None)])
-    second.add(sent[-3:])
-    stored_and_planned("(no output recorded)", second, 2)
-    assert any("message content was not captured" in w
-               for w in read_case(store, TASK).world["provrepair.warnings"])
+    sent += request(4, [search(), chat("and now?", None)])
+    first.add(sent[-3:])
+    stored_and_planned("(no output recorded)", first, 3)
+    assert first.extensions == 0 and any(
+        "message content was not captured" in w
+        for w in read_case(store, TASK).world["provrepair.warnings"])
 
     # a span older than those stored (a request that began before the last one ended): the
     # history reads otherwise; the new steps are stored under new ids, the task says so
-    sent += request(4, [search("$4"), chat("Cheaper?", "StoreB at $4.")],
+    sent += request(5, [search("$4"), chat("Cheaper?", "StoreB at $4.")],
                     start=T0 + 2 * 10**9 + 500)
-    second.add(sent[-3:])
-    stored_and_planned("StoreB at $4.", second, 3)
+    first.add(sent[-3:])
+    stored_and_planned("StoreB at $4.", first, 4)
     warnings = read_case(store, TASK).world["provrepair.warnings"]
     assert any(w.startswith(REPLAN) and "plan the task again" in w for w in warnings)
 
     # a capture dies with a request half exported; the next one recovers it
     crashed = LiveRuns(store, clock=lambda: now[0])
-    sent += request(5, [search(), chat("Last one?", "Yes, $5.")])[:-1]  # no root
+    sent += request(6, [search(), chat("Last one?", "Yes, $5.")])[:-1]  # no root
     crashed.add(sent[-2:])
     now[0] += 301 * 10**9
     survivor = LiveRuns(store, clock=lambda: now[0])
     new = stored_and_planned("Yes, $5.", survivor, 1)
     case = read_case(store, TASK)
     assert [u.content for u in case.session] == [
-        "Where is P0199 cheapest?", "Still $5?", "Cheaper?", "Last one?"]
+        "Where is P0199 cheapest?", "Still $5?", "Sure?", "Cheaper?", "Last one?"]
     # every element a reading of all the spans has, once: nothing lost, nothing doubled
     (whole,) = cases_from_spans(otlp_spans({"resourceSpans": [{"scopeSpans": [
         {"spans": sent}]}]}, "sent"))
