@@ -2,7 +2,7 @@
 trace, one `gen_ai.conversation.id`, fed to the capture (loaders/otel_runs.py `LiveRuns`) as
 the SDK's exporter would hand it over, against a private embedded store.
 
-    python bench/live_conversation.py [--requests 200] [--window 0]
+    python bench/live_conversation.py [--requests 200] [--window 0] [--repaired]
 
 Each request: `invoke_agent` root, a memory search, a chat span whose input re-sends the
 history (so a request's own spans grow with the conversation, as a real client's do), a tool
@@ -11,6 +11,12 @@ time). Two captures of the same spans, one after the other, each into a fresh gr
 - `extend`: the default, each later trace written in its own cost (loaders/otel_extend.py);
 - `rebuild`: `max_readings=0`, so every trace end reads the whole conversation again from the
   journal and replaces the task (the behaviour before).
+With `--repaired`, two more, the conversation repaired (fault `m_best`) after its first
+request (the repair is not timed):
+- `extend, repaired`: the default; later traces still extend the task (a repair's node ids
+  reserved, its statuses kept);
+- `merge`: `max_readings=0`, so every later trace reads the conversation again and, the task
+  being repaired, merges that reading into it (loaders/otel_merge.py) instead of replacing it.
 Reported: total time, and the mean time per request (the flush that ends its trace) over the
 first and the last 10 requests. With `--window K` the chat spans carry only the last K
 messages of the history (a client that trims its context), so every request's trace has the
@@ -32,6 +38,7 @@ from provrepair.loaders.otel_runs import LiveRuns
 from provrepair.loaders.otlp_json import attributes_json
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.store.config import open_store
+from provrepair.repair.service import run_repair
 
 CONV = "bench-conversation"
 
@@ -94,17 +101,20 @@ def requests(count: int, window: int = 0) -> list[list[dict[str, Any]]]:
     return out
 
 
-def capture(store: Any, spans: list[list[dict[str, Any]]], **options: Any
-            ) -> tuple[list[float], dict[str, int]]:
+def capture(store: Any, spans: list[list[dict[str, Any]]], repaired: bool = False,
+            **options: Any) -> tuple[list[float], dict[str, int]]:
     """Seconds per request: one export per span (SimpleSpanProcessor), the root's flush
-    stores the trace; and how the traces were stored."""
+    stores the trace; and how the traces were stored. `repaired`: the task is repaired
+    after the first request (not timed)."""
     runs = LiveRuns(store, **options)
     times = []
-    for request in spans:
+    for n, request in enumerate(spans):
         started = time.perf_counter()
         for one in request:
             runs.add([one])
         times.append(time.perf_counter() - started)
+        if repaired and n == 0:
+            run_repair(store, CONV, faults=["m_best"])
     assert runs.errors == [] and runs.stored == [CONV], runs.errors
     return times, {"rebuilds": runs.rebuilds, "extensions": runs.extensions}
 
@@ -120,18 +130,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--window", type=int, default=0,
                         help="messages of the history each chat span carries (0: all)")
+    parser.add_argument("--repaired", action="store_true",
+                        help="also capture it repaired after its first request")
     args = parser.parse_args(argv)
     spans = requests(args.requests, args.window)
+    modes: list[tuple[str, dict[str, Any]]] = [("extend", {}), ("rebuild", {"max_readings": 0})]
+    if args.repaired:
+        modes += [("extend, repaired", {"repaired": True}),
+                  ("merge", {"repaired": True, "max_readings": 0})]
     results = []
     with tempfile.TemporaryDirectory(prefix="provrepair-live-bench-") as home:
         os.environ["PROVREPAIR_HOME"] = home
         os.environ.pop("PROVREPAIR_URI", None)
-        for name, options in (("extend", {}), ("rebuild", {"max_readings": 0})):
-            os.environ["PROVREPAIR_GRAPH"] = f"bench_{name}"
-            with open_store(migrate=True, stop_started_server=True) as store:
-                times, how = capture(store, spans, **options)
-                nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
-            results.append({**summary(name, times), **how, "task_nodes": len(nodes)})
+        # one server for every mode (stopped when this store closes), a graph each
+        with open_store(migrate=True, stop_started_server=True):
+            for name, options in modes:
+                os.environ["PROVREPAIR_GRAPH"] = f"bench_{name.replace(', ', '_')}"
+                with open_store(migrate=True) as store:
+                    times, how = capture(store, spans, **options)
+                    nodes = store.run("list_task_nodes", {"task_key": task_key(CONV)})
+                results.append({**summary(name, times), **how, "task_nodes": len(nodes)})
     print(json.dumps({"requests": args.requests, "window": args.window, "python": platform.python_version(),
                       "load": os.getloadavg(), "results": results}, indent=1))
     return 0

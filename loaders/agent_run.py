@@ -218,15 +218,26 @@ class RunBuilder:
         """The run as a validated case; faults may name a record id (its current version).
         The builder is left as it was: more events may follow (live capture extends a run,
         loaders/otel_extend.py), and the case of the longer run is read the same way."""
+        named: dict[str, Any] = renamed(self.case_json(diagnosed_faults), self.names())
+        return parse_case(named)
+
+    def case_json(self, diagnosed_faults: list[str]) -> dict[str, Any]:
+        """The case's JSON, the ids the loader made still placeholders (`names` names them;
+        live capture merging a reading into a repaired task names them its own way,
+        loaders/otel_merge.py); each version keeps its agent id in `record_id`."""
         trace = [dict(step) for step in self.trace]
         mark_final_answers(trace)
-        return parse_case(self._named({
+        memories = [dict(m) for m in self.memories.values()]
+        for record in memories:
+            if record["memory_id"] in self.unnamed:
+                record["record_id"] = self.unnamed[record["memory_id"]]
+        return {
             "format": FORMAT, "task_id": self.task_id, "domain": self.domain,
-            "session": self.session, "memory_store": [dict(m) for m in self.memories.values()],
+            "session": self.session, "memory_store": memories,
             "trace": trace, "diagnosed_faults": self.faults(diagnosed_faults),
             "world": self.world(),
             **({"memory_namespace": self.memory_namespace}
-               if self.memory_namespace is not None else {})}))
+               if self.memory_namespace is not None else {})}
 
     def faults(self, diagnosed_faults: list[str]) -> list[str]:
         """Faults as the case names them: a record id means its current version."""
@@ -282,15 +293,6 @@ class RunBuilder:
         name = allocate_id(prefix, taken, start=starts.get(prefix, first), width=width)
         starts[prefix] = int(name[len(prefix):]) + 1
         return name
-
-    def _named(self, case: dict[str, Any]) -> dict[str, Any]:
-        """Placeholders → ids (`names`); each version keeps its agent id in `record_id`."""
-        names = self.names()
-        for record in case["memory_store"]:
-            if record["memory_id"] in self.unnamed:
-                record["record_id"] = self.unnamed[record["memory_id"]]
-        named: dict[str, Any] = renamed(case, names)
-        return named
 
     def _next_step(self) -> str:
         """The placeholder of the next step made (its final id is named with the case)."""

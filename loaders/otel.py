@@ -228,9 +228,10 @@ def blind_spans(spans: list[Span]) -> list[Span]:
             and not any(s.attributes.get(k) for k in CONTENT)]
 
 
-def read_run(key: str, spans: list[Span]) -> tuple[Case, list[str], RunReading | None]:
+def read_run(key: str, spans: list[Span]) -> tuple[Case, list[str], RunReading]:
     """One run's spans (in reading order) → its case, the warnings for its task, and the
-    reading that gave the case (None when spans had to be left out). A run whose inference
+    reading that gave the case (of the spans read: those left out are in the warnings;
+    live capture merges it into a repaired task, loaders/otel_merge.py). A run whose inference
     spans carry no message content (the instrumentations' default) is read without the
     model's text, tool calls or claims, and says so; a tool result whose call that leaves
     unknown is left out, and said so, rather than losing the run. File ingest and live
@@ -256,7 +257,8 @@ def read_run(key: str, spans: list[Span]) -> tuple[Case, list[str], RunReading |
     warnings.append(f"{len(orphans)} tool result(s) whose call was not captured are left "
                     f"out (e.g. span {orphans[0].span_id})" if orphans else
                     "the run could not be read in full")
-    return run_case(key, [s for s in spans if s not in orphans]), warnings, None
+    reading = RunReading(key).read([s for s in spans if s not in orphans])
+    return reading.case(), warnings, reading
 
 
 def _captured_call_ids(key: str, spans: list[Span]) -> set[str]:
@@ -338,10 +340,6 @@ def with_warnings(case: Case, warnings: list[str]) -> Case:
     if not merged:
         return case
     return case.model_copy(update={"world": {**case.world, WARNINGS: merged}})
-
-
-def run_case(task_id: str, spans: list[Span]) -> Case:
-    return RunReading(task_id).read(spans).case()
 
 
 @dataclass

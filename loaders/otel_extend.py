@@ -13,12 +13,14 @@ same reading fed the same spans in the same order; a later request's context ite
 earlier messages, records or tool calls resolve against that reading, never by reading the
 earlier spans again. Where the new spans would change what is stored beyond adding to it,
 `extend` returns None and the caller reads the conversation again from its journal and
-replaces the task (as every trace end did before):
+replaces the task (as every trace end did before; a repaired task is not replaced, that
+reading is merged into it: loaders/otel_merge.py):
 - a new span comes before the last one read (the reading order, loaders/otel.py `Span.order`);
 - a stored final answer stops being one (a later output of its turn: its label changes);
 - a turn's first step changes (its INITIATE edge moves);
 - a new record id is an id the loader already named one of its own (`m~2`, `s_002`: the agent
-  named a record so; provenance/state/memory.py allocates ours around the agent's);
+  named a record so; provenance/state/memory.py allocates ours around the agent's), or one
+  a repair's node has (`reserve`: nor is a repair's id ever given to a new node);
 - a stored version turns out never to have existed (a later read shows its update did not
   take effect: loaders/agent_run.py takes it back).
 """
@@ -68,7 +70,8 @@ class CapturedRun:
     token: str     # the task's capture token when this reading was last stored
     names: dict[str, str] = field(default_factory=dict)  # placeholder → id (ours, versions)
     taken: set[str] = field(default_factory=set)         # every id named so far
-    versions: set[str] = field(default_factory=set)      # the ids the loader named so far
+    versions: set[str] = field(default_factory=set)      # ids not the agent's: ours, a repair's
+    repairs: int = 0   # the task's repair runs when their nodes' ids were last reserved
     starts: dict[str, int] = field(default_factory=dict)  # id prefix → next number to try
     inputs: int = 0    # how many inputs, records and steps are stored
     memories: int = 0
@@ -91,6 +94,15 @@ class CapturedRun:
         builder.touched.clear()
         builder.withdrawn.clear()
         return run
+
+    def reserve(self, ids: set[str], repairs: int) -> None:
+        """The ids of every node stored under the task, `repairs` repair runs so far: those
+        the reading did not make (a repair's) are never given to a new node, and a record
+        the agent names so is read again whole (loaders/otel_merge.py moves it)."""
+        others = ids - self.kinds.keys()
+        self.taken |= others
+        self.versions |= others
+        self.repairs = repairs
 
     def extend(self, spans: list[Span]) -> Extension | None:
         """Read the trace's spans (in start order) and say what they add; None when they

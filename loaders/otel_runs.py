@@ -10,7 +10,8 @@ What it guarantees (README, "Recording your agent"):
   spans are read on top of the conversation's reading kept here and only what they add is
   written (loaders/otel_extend.py); without a usable reading (first trace here, another
   process wrote the task since, a recovered or content-less trace, spans that change what is
-  stored), the task is derived again from *every* journaled span of the conversation.
+  stored), the task is derived again from *every* journaled span of the conversation (a
+  repaired task: that reading merged into it, never replaced; below).
 - **Sub-agents nest.** An `invoke_agent` span inside another one ends first; nothing is stored
   until the trace's root ends, and every span of the trace joins the outer run's task. A
   sub-agent in a trace of its own (its outermost `invoke_agent` span links to a span of
@@ -32,9 +33,11 @@ What it guarantees (README, "Recording your agent"):
   that makes a step, LLM calls outside any agent run included (`trace-<id>`, as
   `ingest --from otel` reads them); runs are read by loaders/otel.py `read_run`, as files are.
 - **A later trace never undoes a repair.** A record whose status a later trace changes keeps
-  the status a repair gave it (the trace's is recorded beside it and its step is stored); a
-  repaired conversation is never replaced by a full re-read (the trace is kept in the journal
-  and reported in `errors`).
+  the status a repair gave it (the trace's is recorded beside it and its step is stored). A
+  repaired conversation is never replaced: when its journal must be read again whole, that
+  reading is merged into the stored task (loaders/otel_merge.py), the repair's runs, marks,
+  replayed nodes and statuses kept, the trace's steps stored, so the next plan sees them; a
+  repair's node ids are never given to a later trace's nodes.
 - **Buffers are bounded.** Spans of open traces not (yet) seen to make a run (only agent
   frames or embeddings so far) are kept up to `max_unclaimed_spans`; past it, the oldest such
   trace is dropped, counted in `dropped_spans` and logged, and so is a trace that ends with
@@ -62,11 +65,12 @@ from provrepair.loaders.otel import (
     with_warnings,
 )
 from provrepair.loaders.otel_dialects import genai_attributes, normalize_document
-from provrepair.loaders.otel_extend import CapturedRun, Extension
+from provrepair.loaders.otel_extend import CapturedRun
+from provrepair.loaders.otel_merge import Stored, merge_reading
 from provrepair.loaders.otlp_json import document
 from provrepair.provenance.agent_records import link_node_rows, link_stored_task
 from provrepair.provenance.errors import CaseError, StoreUnavailable, TaskConflict, UserError
-from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.ingest import replace_locked
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.lock import new_owner_id, task_lock
 from provrepair.provenance.models import Case
@@ -113,10 +117,6 @@ class OpenTrace:
         # a trace with an agent or a step is a run (calls outside any agent run too: a file
         # ingest reads them so, loaders/otel.py cases_from_spans)
         return f"trace-{trace_id}" if self.agent or self.steps else None
-
-
-class RepairedConversation(TaskConflict):
-    """A trace that needs its conversation read again whole, in a task a repair changed."""
 
 
 class LiveRuns:
@@ -237,9 +237,6 @@ class LiveRuns:
             return
         try:
             self._store_run(key, trace_id, recovered, note)
-        except RepairedConversation as exc:  # waiting would not help: said, kept journaled
-            self.errors.append(f"trace {trace_id} of run {key!r} not stored: {exc}")
-            log.warning("%s", self.errors[-1])
         except (TaskConflict, StoreUnavailable) as exc:
             # another writer holds the task (a repair, an ingest --replace), or the store is
             # away: stored again at a later export, from the journal
@@ -286,8 +283,11 @@ class LiveRuns:
 
     def _rebuild(self, key: str, tkey: str, trace_id: str, recovered: bool, note: str | None
                  ) -> CapturedRun | None:
-        """The run read again from every journaled span of it, the task replaced; its
-        reading returned for the next trace unless warnings make it partial."""
+        """The run read again from every journaled span of it: the task replaced, or, when
+        a repair ran on it, that reading merged into it (loaders/otel_merge.py); decided and
+        written under the task lock, so a repair cannot slip in between. The reading is
+        returned for the next trace when the store holds exactly it and no warning makes
+        it partial."""
         rows = self.store.run("list_capture_run", {"task_key": tkey, "trace_id": trace_id})
         case, warnings, reading = run_from_journal(
             key, [r["span_json"] for r in rows], recovered=[bool(r["recovered"]) for r in rows])
@@ -296,24 +296,52 @@ class LiveRuns:
                             "(its root span never arrived): the run may be cut short")
         if note:
             warnings.append(note)
-        case = with_warnings(case, warnings)
-        if self.store.run("count_task_repairs", {"task_key": tkey})[0]["runs"]:
-            # replacing the task would drop its repairs (and bring a deleted fault back):
-            # the trace stays in the journal, said loudly, never half-stored
-            raise RepairedConversation(f"task {key!r} was repaired since its last trace was stored, "
-                               f"and trace {trace_id} needs the conversation read again whole, "
-                               "which would undo the repair: the trace is kept in the capture "
-                               "journal (repair the task again after `provrepair ingest` of "
-                               "the conversation's trace file with --replace)")
-        ingest_case(self.store, case, replace=True)
         token = new_owner_id("capture")
-        self.store.run("set_task_warnings", {"task_key": tkey,  # none: no property
-                                             "warnings": case.world.get(WARNINGS) or None})
-        self.store.run("merge_task", {"task_key": tkey, "props": {"capture_token": token}})
+        with task_lock(self.store, key, new_owner_id("capture"), "capture"):
+            task = self.store.run("get_capture_task", {"task_key": tkey})
+            repairs = int(task[0]["repairs"]) if task else 0
+            if repairs:
+                exact, ids = self._merge(tkey, task[0]["props"], reading, warnings, token)
+            else:
+                case = with_warnings(case, warnings)
+                replace_locked(self.store, case)
+                self.store.run("set_task_warnings", {  # none: no property
+                    "task_key": tkey, "warnings": case.world.get(WARNINGS) or None})
+                self.store.run("merge_task", {"task_key": tkey,
+                                              "props": {"capture_token": token}})
+                exact, ids = True, set()
         self.rebuilds += 1
         for warning in warnings:
             log.warning("task %s: %s", key, warning)
-        return CapturedRun.stored(tkey, reading, token) if reading and not warnings else None
+        if not exact or warnings:
+            return None
+        run = CapturedRun.stored(tkey, reading, token)
+        run.reserve(ids, repairs)
+        return run
+
+    def _merge(self, tkey: str, task: dict[str, Any], reading: RunReading, warnings: list[str],
+               token: str) -> tuple[bool, set[str]]:
+        """A repaired task: the reading merged into it (loaders/otel_merge.py), under the
+        lock the caller holds. The task record first (the sources a later merge matches
+        nodes by, and a token no cached reading holds), then nodes, records, edges. Returns
+        whether the store now holds exactly the reading, and every node id stored."""
+        nodes = [r["props"] for r in self.store.run("list_task_nodes", {"task_key": tkey})]
+        edges = {(r["label"], r["src"], r["dst"])
+                 for r in self.store.run("list_task_edges", {"task_key": tkey})}
+        merge = merge_reading(tkey, Stored(task, nodes, edges), reading, warnings)
+        self.store.run("merge_task", {"task_key": tkey,
+                                      "props": {**merge.task, "capture_token": token}})
+        for batch in batched(merge.nodes + merge.grown):
+            self.store.run("merge_nodes", {"rows": batch})
+        for batch in batched(merge.changed):  # a repair's status stays
+            self.store.run("merge_captured_memories", {"rows": batch})
+        for batch in batched(merge.edges):
+            self.store.run("merge_edges", {"rows": batch})
+        link_captured(self.store, tkey, merge.task, merge.nodes + merge.changed, task)
+        if merge.kept:
+            log.warning("task %s: %s", reading.task_id, merge.task["warnings"][-1])
+        return merge.exact, {str(p["id"]) for p in nodes} | {
+            str(r["props"]["id"]) for r in merge.nodes}
 
     def _extend(self, run: CapturedRun, trace_id: str) -> bool:
         """The trace added to the stored task (loaders/otel_extend.py), under the task lock;
@@ -321,9 +349,12 @@ class LiveRuns:
         capture token differs), the trace lacks message content, or its spans change what
         is stored beyond adding to it."""
         with task_lock(self.store, run.reading.task_id, new_owner_id("capture"), "capture"):
-            stored = self.store.run("get_task", {"task_key": run.key})
+            stored = self.store.run("get_capture_task", {"task_key": run.key})
             if not stored or stored[0]["props"].get("capture_token") != run.token:
                 return False
+            if stored[0]["repairs"] != run.repairs:  # a repair wrote nodes since: their ids
+                run.reserve({str(r["id"]) for r in self.store.run(
+                    "list_task_node_ids", {"task_key": run.key})}, int(stored[0]["repairs"]))
             rows = self.store.run("list_capture_trace", {"trace_id": trace_id})
             spans = journal_spans(run.reading.task_id, [r["span_json"] for r in rows])
             if any(r["recovered"] for r in rows) or blind_spans(spans):
@@ -345,7 +376,8 @@ class LiveRuns:
             for batch in batched(extension.edges):
                 self.store.run("merge_edges", {"rows": batch})
             self.store.run("merge_task", {"task_key": run.key, "props": extension.task})
-            link_captured(self.store, run.key, extension, stored[0]["props"])
+            link_captured(self.store, run.key, extension.task, extension.nodes,
+                          stored[0]["props"])
         self.extensions += 1
         return True
 
@@ -400,9 +432,9 @@ def journal_spans(key: str, span_json: Iterable[str]) -> list[Span]:
 
 
 def run_from_journal(key: str, span_json: Iterable[str], *, recovered: Sequence[bool] = ()
-                     ) -> tuple[Case, list[str], RunReading | None]:
+                     ) -> tuple[Case, list[str], RunReading]:
     """Journaled OTLP/JSON spans of one run → its case, the warnings for its task, and the
-    reading that gave the case (None when spans had to be left out): read as a file ingest
+    reading that gave the case: read as a file ingest
     reads them (loaders/otel.py `read_run`). Every span joins the run, whatever conversation
     a sub-agent's spans name (they nest in the outer run)."""
     spans = journal_spans(key, span_json)
@@ -412,12 +444,13 @@ def run_from_journal(key: str, span_json: Iterable[str], *, recovered: Sequence[
     return case, warnings + more, reading
 
 
-def link_captured(store: GraphStore, key: str, extension: Extension,
-                  stored: dict[str, Any]) -> None:
-    """A shared memory's records (provenance/agent_records.py) as a trace extends a task: the
-    new nodes; every node so far when this request is the first to name the namespace."""
-    namespace = extension.task.get("memory_namespace")
+def link_captured(store: GraphStore, key: str, task: dict[str, Any],
+                  nodes: list[dict[str, Any]], stored: dict[str, Any]) -> None:
+    """A shared memory's records (provenance/agent_records.py) as a trace extends a task
+    (`task`: the properties written, `stored`: as they were): the nodes written; every node
+    so far when this request is the first to name the namespace."""
+    namespace = task.get("memory_namespace")
     if namespace and stored.get("started_at") is None:
         link_stored_task(store, key, namespace)
     else:
-        link_node_rows(store, key, namespace, extension.nodes)
+        link_node_rows(store, key, namespace, nodes)

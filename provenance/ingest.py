@@ -182,6 +182,14 @@ def ingest_case(store: GraphStore, case: Case, *, replace: bool = False,
     return IngestResult(case.task_id, "replaced" if state == "replace" else "created", *sizes)
 
 
+def replace_locked(store: GraphStore, case: Case) -> None:
+    """Write `case` over its stored version, the caller holding the task lock (live capture
+    decides under it whether replacing is allowed: loaders/otel_runs.py)."""
+    store.prepare_for_writes()
+    with gc_paused():
+        _write_version(store, case, derive_edges(case), NO_PROGRESS)
+
+
 def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: Progress) -> None:
     """Steps 1-7 of the module docstring; the caller holds the task lock."""
     dumped = case.model_dump(mode="json")  # one pydantic call: the hash and every row

@@ -38,8 +38,9 @@ TINY: dict[str, tuple[list[str], str]] = {
     "ingest": (["--sizes", "1000", "--reps", "1", "--recorder-steps", "50",
                 "--recorder-preload", "1000"],
                rf"### Batched ingest[\s\S]*\n\| {NUMBER} \| {NUMBER} \| {NUMBER} \|"),
-    "live_conversation": (["--requests", "3"],
-                          r'"mode": "extend",[^}]*"rebuilds": 1,\s*"extensions": 2'),
+    "live_conversation": (["--requests", "3", "--repaired"],
+                          r'"mode": "extend",[^}]*"rebuilds": 1,\s*"extensions": 2'
+                          r'[\s\S]*"mode": "merge",[^}]*"rebuilds": 3'),
     "namespace": (["scale", "--conversations", "12", "--readers", "3", "--steps", "10",
                    "--reps", "1"], rf"one task, same region: median {NUMBER} s .*ratio {NUMBER}x"),
     "plan": (["--sizes", "1000", "--regions", "10", "--reps", "1", "--explosion-width", "2",
