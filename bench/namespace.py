@@ -14,12 +14,15 @@ reported affected, the latest session's answer, benign records kept, contaminate
 fixed, replayed steps, seconds.
 
 `property`: the namespace plan against the concatenated task planned by the in-memory
-reference (tests/integration/test_namespace_property.py) on `--examples` random histories.
+reference (tests/integration/test_namespace_property.py) on `--examples` random histories,
+and the plan made in rounds against the plan made one conversation at a time.
 
 `scale`: `--conversations` conversations of `--steps` steps (≥ 100k nodes at the defaults),
 a planted record read by `--readers` of them: `plan_namespace` wall time (median of `--reps`,
-after a warm-up), and the same region planned inside ONE task (the reached conversations
-concatenated: benchmark/namespace_cases.py `concatenate`), with the ratio.
+after a warm-up) in rounds (the default, repair/plan/namespace.py "Rounds") and one
+conversation at a time (`speculate=False`, what it was before; the two alternate, so they
+share the machine's load), and the same region planned inside ONE task (the reached
+conversations concatenated: benchmark/namespace_cases.py `concatenate`), with the ratios.
 
 Everything runs against a throwaway PROVREPAIR_HOME with its own embedded server.
 """
@@ -78,6 +81,8 @@ def property_run(args: argparse.Namespace) -> None:
 
 def _agrees(store: GraphStore, history: History, namespace: str) -> bool:
     plan, _ = plan_namespace(store, namespace, history.faults)
+    if plan_namespace(store, namespace, history.faults, speculate=False)[0] != plan:
+        return False  # planned in rounds on guessed seeds: must be the plan made in turn
     joined = concatenate(history)
     reference = plan_in_memory(joined.case)
     want = {pair for i in reference["affected_ids"] for pair in joined.origin[i]}
@@ -97,11 +102,16 @@ def scale(args: argparse.Namespace) -> None:
             ingest_case(store, case)
         ingested = time.perf_counter() - start
         plan, _ = plan_namespace(store, "scale", history.faults)  # warm-up
-        times = []
+        # in rounds (the default) and one conversation at a time, alternating: the same load
+        times: dict[bool, list[float]] = {True: [], False: []}
+        traces = {}
         for _ in range(args.reps):
-            start = time.perf_counter()
-            plan, _ = plan_namespace(store, "scale", history.faults)
-            times.append(time.perf_counter() - start)
+            for speculate in (True, False):
+                start = time.perf_counter()
+                got, traces[speculate] = plan_namespace(store, "scale", history.faults,
+                                                        speculate=speculate)
+                times[speculate].append(time.perf_counter() - start)
+                assert got == plan  # the same plan either way
         reached = {c.task_id for c in plan.conversations}
         region = History([c for c in history.cases if c.task_id in reached], history.faults)
         one = concatenate(region, task_id="scale-one-task").case
@@ -113,13 +123,20 @@ def scale(args: argparse.Namespace) -> None:
             one_plan, _ = compute_plan(store, one.task_id)
             single.append(time.perf_counter() - start)
     affected = sum(len(c.plan.affected_ids) for c in plan.conversations)
-    ns, st = statistics.median(times), statistics.median(single)
+    ns, seq, st = (statistics.median(times[True]), statistics.median(times[False]),
+                   statistics.median(single))
+    n = max(1, len(plan.conversations))
     print(f"namespace: {args.conversations} conversations, {nodes} nodes (ingest {ingested:.1f} s);"
           f" a fault read by {len(plan.conversations)} conversations, |A0| = {affected}")
-    print(f"plan_namespace   median {ns:.3f} s ({len(plan.conversations)} plans, "
-          f"{ns / max(1, len(plan.conversations)) * 1000:.1f} ms per conversation)")
+    print(f"plan_namespace in rounds:      median {ns:.3f} s ({traces[True].rounds} rounds, "
+          f"{traces[True].plans_made} plans, {ns / n * 1000:.1f} ms per conversation)")
+    print(f"one conversation at a time:    median {seq:.3f} s ({traces[False].rounds} rounds, "
+          f"{seq / n * 1000:.1f} ms per conversation); rounds are {seq / ns:.1f}x faster")
     print(f"one task, same region: median {st:.3f} s (|A0| = {len(one_plan.affected_ids)}); "
-          f"ratio {ns / st:.1f}x")
+          f"ratio {ns / st:.1f}x in rounds, {seq / st:.1f}x one at a time")
+    print("runs (s): rounds " + " ".join(f"{t:.3f}" for t in times[True]) + "; one at a time "
+          + " ".join(f"{t:.3f}" for t in times[False]) + "; one task "
+          + " ".join(f"{t:.3f}" for t in single))
 
 
 def main(argv: list[str] | None = None) -> int:

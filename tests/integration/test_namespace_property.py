@@ -3,7 +3,9 @@ order, to a fixpoint) equals the plan of ONE task made by concatenating the conv
 time order with records joined by agent id (benchmark/namespace_cases.py `concatenate`),
 planned by the independent in-memory reference (benchmark/reference.py), projected back onto
 the conversations: the affected region, the supported steps, the removed records, the
-invalidated steps, the conversations reached and those whose final answer was affected.
+invalidated steps, the conversations reached and those whose final answer was affected. And
+the plan made in rounds on guessed seeds, all conversations of a round at once, is the plan
+made one conversation at a time, each conversation's plan the planner's alone.
 
 Histories are generated (a hypothesis tape per conversation): 2-5 conversations of one memory,
 each reading records earlier ones wrote or that were planted in the store, citing them, and
@@ -25,6 +27,7 @@ from provrepair.benchmark.namespace_cases import History, concatenate, random_hi
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.plan import compute_plan
 from provrepair.repair.plan.namespace import plan_namespace
 from tests.strategies import TapeChooser
 
@@ -74,6 +77,15 @@ def check(store: GraphStore, history: History, namespace: str) -> None:
     for case in history.cases:
         ingest_case(store, case)
     assert namespace_result(store, history, namespace) == projected(history)
+    # Planned in rounds on guessed seeds (repair/plan/namespace.py "Rounds"), all at once
+    # (repair/plan/lockstep.py): the plan of one conversation at a time, and each
+    # conversation's plan is the paper's planner's on its own with the seeds that reached it.
+    plan, _ = plan_namespace(store, namespace, history.faults)
+    assert plan_namespace(store, namespace, history.faults, speculate=False)[0] == plan
+    for c in plan.conversations:
+        faults = [link.memory_id for link in c.reached_by if link.reach == "fault"]
+        alone, _ = compute_plan(store, c.task_id, faults, inherited=c.plan.inherited, echo=False)
+        assert alone == c.plan
 
 
 @st.composite
