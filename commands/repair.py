@@ -172,9 +172,11 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--approve", multiple=True, metavar="STEP[:HASH]",
               help="With --resume: issue exactly the call the stop showed at this step (with "
                    ":HASH, only if that call's hash starts so); a different call there is not "
-                   "issued: the repair stops again, showing it. Approvals accumulate.")
+                   "issued: the repair stops again, showing it. Approvals accumulate. With "
+                   "--namespace: TASK:STEP[:HASH], without --resume.")
 @click.option("--skip", multiple=True, metavar="STEP",
-              help="With --resume: do not issue this step's call; it stays unresolved.")
+              help="With --resume: do not issue this step's call; it stays unresolved (with "
+                   "--namespace: TASK:STEP).")
 @click.option("--continue", "continue_partial", is_flag=True,
               help="Finish a partial repair (exit 4): regenerate what it left unresolved, "
                    "e.g. with --reasoner openai or --tools, as one more run.")
