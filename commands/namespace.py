@@ -135,7 +135,9 @@ def _print_repair(report: Any) -> None:
         click.echo(f"  {c.task_id}: {c.status}" + (f" (run {c.run_id})" if c.run_id else ""))
         if c.answer_affected:
             click.echo(f"    answer given:     {c.answer_given}")
-            click.echo(f"    corrected answer: {c.corrected_answer}")
+            corrected = c.corrected_answer or ("(once you decided)" if c.needs_human
+                                               else "(none)")
+            click.echo(f"    corrected answer: {corrected}")
         for step_id, why in c.unresolved.items():
             click.echo(f"    unresolved {step_id}: {why}")
         if c.needs_human:
