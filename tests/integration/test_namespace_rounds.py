@@ -76,15 +76,15 @@ def test_a_note_no_guess_foresaw_is_planned_again_to_the_same_plan(store: GraphS
 
 
 def test_a_fault_read_by_many_conversations_is_planned_in_one_round(store: GraphStore) -> None:
-    history = wide_history(25, 8, 12, namespace=NS, prefix="w")
+    history = wide_history(13, 6, 6, namespace=NS, prefix="w")
     for case in history.cases:
         ingest_case(store, case)
     plan, trace = plan_namespace(store, NS, history.faults)
     one_by_one, alone = plan_namespace(store, NS, history.faults, speculate=False)
     assert plan == one_by_one
-    assert len(plan.conversations) == 8 and len(plan.affected_answers) == 8
-    assert (trace.rounds, trace.plans_made) == (1, 8)
-    assert (alone.rounds, alone.plans_made) == (8, 8)
+    assert len(plan.conversations) == 6 and len(plan.affected_answers) == 6
+    assert (trace.rounds, trace.plans_made) == (1, 6)
+    assert (alone.rounds, alone.plans_made) == (6, 6)
 
     # The lockstep itself: each plan is the one made alone, its statements merged.
     tasks = [c.task_id for c in plan.conversations]
