@@ -5,6 +5,7 @@
     .venv/bin/python bench/namespace.py property [--examples 500]
     .venv/bin/python bench/namespace.py scale [--conversations 1000] [--readers 100]
                                               [--steps 100] [--reps 5]
+    .venv/bin/python bench/namespace.py rounds [--sizes 5,10,20,50] [--seeds 1,2,3]
 
 `bench`: user histories of N sessions over one memory (benchmark/namespace_cases.py
 `user_history`), a record planted in one session, later sessions reading it or notes derived
@@ -24,6 +25,10 @@ conversation at a time (`speculate=False`, what it was before; the two alternate
 share the machine's load), and the same region planned inside ONE task (the reached
 conversations concatenated: benchmark/namespace_cases.py `concatenate`), with the ratios.
 
+`rounds`: where the first round's guesses miss (notes derived from the planted record, read
+by later sessions: benchmark/namespace_cases.py `user_history`), the rounds and plans made
+and the time, in rounds and one conversation at a time (the same plan, checked).
+
 Everything runs against a throwaway PROVREPAIR_HOME with its own embedded server.
 """
 
@@ -40,7 +45,13 @@ import uuid
 from pathlib import Path
 
 from provrepair.benchmark.namespace_bench import METHODS, as_dicts, histories, score, summary, table
-from provrepair.benchmark.namespace_cases import History, concatenate, random_history, wide_history
+from provrepair.benchmark.namespace_cases import (
+    History,
+    concatenate,
+    random_history,
+    user_history,
+    wide_history,
+)
 from provrepair.benchmark.random_cases import RandomChooser
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.ingest import ingest_case
@@ -139,6 +150,30 @@ def scale(args: argparse.Namespace) -> None:
           + " ".join(f"{t:.3f}" for t in single))
 
 
+def rounds(args: argparse.Namespace) -> None:
+    """Rounds where the guesses miss: user histories (a planted record, notes derived from it
+    read by later sessions), planned in rounds and one conversation at a time."""
+    print("| sessions | seed | reached | rounds | plans made | in rounds (s) | one at a time (s) |")
+    print("|---|---|---|---|---|---|---|")
+    with open_store(migrate=True) as store:
+        for sessions, seed, fault_session in histories(
+                [int(s) for s in args.sizes.split(",")], [int(s) for s in args.seeds.split(",")]):
+            namespace = f"rounds-{sessions}-{seed}"
+            history = user_history(sessions, fault_session, seed=seed, namespace=namespace,
+                                   prefix=namespace)
+            for case in history.cases:
+                ingest_case(store, case)
+            start = time.perf_counter()
+            plan, trace = plan_namespace(store, namespace, [history.fault])
+            fast = time.perf_counter() - start
+            start = time.perf_counter()
+            alone, _ = plan_namespace(store, namespace, [history.fault], speculate=False)
+            slow = time.perf_counter() - start
+            assert plan == alone
+            print(f"| {sessions} | {seed} | {len(plan.conversations)} | {trace.rounds} | "
+                  f"{trace.plans_made} | {fast:.3f} | {slow:.3f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -153,11 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--readers", type=int, default=100)
     s.add_argument("--steps", type=int, default=100)
     s.add_argument("--reps", type=int, default=5)
+    r = sub.add_parser("rounds")
+    r.add_argument("--sizes", default="5,10,20,50")
+    r.add_argument("--seeds", default="1,2,3")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="provrepair-namespace-bench-") as home:
         os.environ["PROVREPAIR_HOME"] = home
         os.environ.pop("PROVREPAIR_URI", None)
-        {"bench": bench, "property": property_run, "scale": scale}[args.what](args)
+        {"bench": bench, "property": property_run, "scale": scale,
+         "rounds": rounds}[args.what](args)
         from provrepair.provenance.store.embedded import EmbeddedServer
 
         EmbeddedServer(Path(home)).stop()

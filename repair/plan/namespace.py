@@ -44,9 +44,11 @@ removed and active), and probably what a plan made with other seeds handed on (`
 A guess only decides what is planned: a plan counts once the walk gives it exactly the
 seeds it was made with, so the result is the sequential fixpoint whatever was guessed (the
 property test compares them), and the frontier moves on every round. A fault read by a
-hundred conversations is guessed whole: one round of plans and one to check them (`bench/
-namespace.py scale`); records derived from it are handed on as guessed by the first round's
-plans; a chain the guesses miss costs a round a conversation, as planning in turn did.
+hundred conversations is guessed whole: one round (`bench/namespace.py scale`); records
+derived from it, which no guess sees before a plan of the conversation that wrote them, are
+handed on as the first round's plans found them: a second round (`bench/namespace.py
+rounds`); a chain the guesses still miss costs a round a conversation, as planning in turn
+did.
 
 The plan lists, per reached conversation, its rollback plan and what reached it, and above
 them the conversations whose final answer was affected (invalidated): whom to tell.
