@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, exit_for, store
+from provrepair.commands.output import emit_json, exit_for, pending_lines, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.vocab import MemoryStatus
 
@@ -126,7 +126,6 @@ def repair_namespace_command(namespace: str, faults: list[str] | None, brain: An
 
 
 def _print_repair(report: Any) -> None:
-    from provrepair.commands.repair import pending_lines
     from provrepair.provenance.state.runs import ReportStatus
 
     click.echo(f"namespace {report.namespace}: {report.status} (namespace run {report.run_id}), "
