@@ -5,6 +5,7 @@
     .venv/bin/python bench/namespace.py property [--examples 500]
     .venv/bin/python bench/namespace.py scale [--conversations 1000] [--readers 100]
                                               [--steps 100] [--reps 5]
+    .venv/bin/python bench/namespace.py rounds [--sizes 5,10,20,50] [--seeds 1,2,3]
 
 `bench`: user histories of N sessions over one memory (benchmark/namespace_cases.py
 `user_history`), a record planted in one session, later sessions reading it or notes derived
@@ -14,12 +15,19 @@ reported affected, the latest session's answer, benign records kept, contaminate
 fixed, replayed steps, seconds.
 
 `property`: the namespace plan against the concatenated task planned by the in-memory
-reference (tests/integration/test_namespace_property.py) on `--examples` random histories.
+reference (tests/integration/test_namespace_property.py) on `--examples` random histories,
+and the plan made in rounds against the plan made one conversation at a time.
 
 `scale`: `--conversations` conversations of `--steps` steps (≥ 100k nodes at the defaults),
 a planted record read by `--readers` of them: `plan_namespace` wall time (median of `--reps`,
-after a warm-up), and the same region planned inside ONE task (the reached conversations
-concatenated: benchmark/namespace_cases.py `concatenate`), with the ratio.
+after a warm-up) in rounds (the default, repair/plan/namespace.py "Rounds") and one
+conversation at a time (`speculate=False`, what it was before; the two alternate, so they
+share the machine's load), and the same region planned inside ONE task (the reached
+conversations concatenated: benchmark/namespace_cases.py `concatenate`), with the ratios.
+
+`rounds`: where the first round's guesses miss (notes derived from the planted record, read
+by later sessions: benchmark/namespace_cases.py `user_history`), the rounds and plans made
+and the time, in rounds and one conversation at a time (the same plan, checked).
 
 Everything runs against a throwaway PROVREPAIR_HOME with its own embedded server.
 """
@@ -37,7 +45,13 @@ import uuid
 from pathlib import Path
 
 from provrepair.benchmark.namespace_bench import METHODS, as_dicts, histories, score, summary, table
-from provrepair.benchmark.namespace_cases import History, concatenate, random_history, wide_history
+from provrepair.benchmark.namespace_cases import (
+    History,
+    concatenate,
+    random_history,
+    user_history,
+    wide_history,
+)
 from provrepair.benchmark.random_cases import RandomChooser
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.ingest import ingest_case
@@ -78,6 +92,8 @@ def property_run(args: argparse.Namespace) -> None:
 
 def _agrees(store: GraphStore, history: History, namespace: str) -> bool:
     plan, _ = plan_namespace(store, namespace, history.faults)
+    if plan_namespace(store, namespace, history.faults, speculate=False)[0] != plan:
+        return False  # planned in rounds on guessed seeds: must be the plan made in turn
     joined = concatenate(history)
     reference = plan_in_memory(joined.case)
     want = {pair for i in reference["affected_ids"] for pair in joined.origin[i]}
@@ -97,11 +113,16 @@ def scale(args: argparse.Namespace) -> None:
             ingest_case(store, case)
         ingested = time.perf_counter() - start
         plan, _ = plan_namespace(store, "scale", history.faults)  # warm-up
-        times = []
+        # in rounds (the default) and one conversation at a time, alternating: the same load
+        times: dict[bool, list[float]] = {True: [], False: []}
+        traces = {}
         for _ in range(args.reps):
-            start = time.perf_counter()
-            plan, _ = plan_namespace(store, "scale", history.faults)
-            times.append(time.perf_counter() - start)
+            for speculate in (True, False):
+                start = time.perf_counter()
+                got, traces[speculate] = plan_namespace(store, "scale", history.faults,
+                                                        speculate=speculate)
+                times[speculate].append(time.perf_counter() - start)
+                assert got == plan  # the same plan either way
         reached = {c.task_id for c in plan.conversations}
         region = History([c for c in history.cases if c.task_id in reached], history.faults)
         one = concatenate(region, task_id="scale-one-task").case
@@ -113,13 +134,44 @@ def scale(args: argparse.Namespace) -> None:
             one_plan, _ = compute_plan(store, one.task_id)
             single.append(time.perf_counter() - start)
     affected = sum(len(c.plan.affected_ids) for c in plan.conversations)
-    ns, st = statistics.median(times), statistics.median(single)
+    ns, seq, st = (statistics.median(times[True]), statistics.median(times[False]),
+                   statistics.median(single))
+    n = max(1, len(plan.conversations))
     print(f"namespace: {args.conversations} conversations, {nodes} nodes (ingest {ingested:.1f} s);"
           f" a fault read by {len(plan.conversations)} conversations, |A0| = {affected}")
-    print(f"plan_namespace   median {ns:.3f} s ({len(plan.conversations)} plans, "
-          f"{ns / max(1, len(plan.conversations)) * 1000:.1f} ms per conversation)")
+    print(f"plan_namespace in rounds:      median {ns:.3f} s ({traces[True].rounds} rounds, "
+          f"{traces[True].plans_made} plans, {ns / n * 1000:.1f} ms per conversation)")
+    print(f"one conversation at a time:    median {seq:.3f} s ({traces[False].rounds} rounds, "
+          f"{seq / n * 1000:.1f} ms per conversation); rounds are {seq / ns:.1f}x faster")
     print(f"one task, same region: median {st:.3f} s (|A0| = {len(one_plan.affected_ids)}); "
-          f"ratio {ns / st:.1f}x")
+          f"ratio {ns / st:.1f}x in rounds, {seq / st:.1f}x one at a time")
+    print("runs (s): rounds " + " ".join(f"{t:.3f}" for t in times[True]) + "; one at a time "
+          + " ".join(f"{t:.3f}" for t in times[False]) + "; one task "
+          + " ".join(f"{t:.3f}" for t in single))
+
+
+def rounds(args: argparse.Namespace) -> None:
+    """Rounds where the guesses miss: user histories (a planted record, notes derived from it
+    read by later sessions), planned in rounds and one conversation at a time."""
+    print("| sessions | seed | reached | rounds | plans made | in rounds (s) | one at a time (s) |")
+    print("|---|---|---|---|---|---|---|")
+    with open_store(migrate=True) as store:
+        for sessions, seed, fault_session in histories(
+                [int(s) for s in args.sizes.split(",")], [int(s) for s in args.seeds.split(",")]):
+            namespace = f"rounds-{sessions}-{seed}"
+            history = user_history(sessions, fault_session, seed=seed, namespace=namespace,
+                                   prefix=namespace)
+            for case in history.cases:
+                ingest_case(store, case)
+            start = time.perf_counter()
+            plan, trace = plan_namespace(store, namespace, [history.fault])
+            fast = time.perf_counter() - start
+            start = time.perf_counter()
+            alone, _ = plan_namespace(store, namespace, [history.fault], speculate=False)
+            slow = time.perf_counter() - start
+            assert plan == alone
+            print(f"| {sessions} | {seed} | {len(plan.conversations)} | {trace.rounds} | "
+                  f"{trace.plans_made} | {fast:.3f} | {slow:.3f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,11 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--readers", type=int, default=100)
     s.add_argument("--steps", type=int, default=100)
     s.add_argument("--reps", type=int, default=5)
+    r = sub.add_parser("rounds")
+    r.add_argument("--sizes", default="5,10,20,50")
+    r.add_argument("--seeds", default="1,2,3")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="provrepair-namespace-bench-") as home:
         os.environ["PROVREPAIR_HOME"] = home
         os.environ.pop("PROVREPAIR_URI", None)
-        {"bench": bench, "property": property_run, "scale": scale}[args.what](args)
+        {"bench": bench, "property": property_run, "scale": scale,
+         "rounds": rounds}[args.what](args)
         from provrepair.provenance.store.embedded import EmbeddedServer
 
         EmbeddedServer(Path(home)).stop()

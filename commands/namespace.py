@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, exit_for, store
+from provrepair.commands.output import emit_json, exit_for, pending_lines, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.vocab import MemoryStatus
 
@@ -108,24 +108,16 @@ def print_namespace_plan(nsplan: Any, runs: dict[str, str]) -> None:
 def repair_namespace_command(namespace: str, faults: list[str] | None, brain: Any,
                              tools: Any, approve: tuple[str, ...], skip: tuple[str, ...],
                              as_json: bool) -> None:
+    """`repair --namespace NS --faults R,...`; `--approve`/`--skip TASK:STEP[:HASH]` after a
+    conversation stopped for a person (resolved against the run's conversations)."""
     from provrepair.repair.namespace_repair import repair_namespace
-    from provrepair.repair.service import Resume
 
     if not faults:
         raise InputError(f"repair --namespace {namespace}: give --faults with the agent ids of "
                          "the faulty records")
-    decisions: dict[str, Resume] = {}
-    for kind, items in (("approve", approve), ("skip", skip)):
-        for item in items:
-            task, _, step = item.rpartition(":")
-            if not task or not step:
-                raise InputError(f"--{kind} {item}: with --namespace name the step as TASK:STEP")
-            old = decisions.get(task, Resume())
-            decisions[task] = Resume(old.approve | ({step} if kind == "approve" else set()),
-                                     old.skip | ({step} if kind == "skip" else set()))
     with store() as st:
-        report = repair_namespace(st, namespace, faults, brain, tools=tools,
-                                  decisions=decisions)
+        report = repair_namespace(st, namespace, faults, brain, tools=tools, approve=approve,
+                                  skip=skip)
     if as_json:
         emit_json(report.to_json())
     else:
@@ -134,21 +126,32 @@ def repair_namespace_command(namespace: str, faults: list[str] | None, brain: An
 
 
 def _print_repair(report: Any) -> None:
+    from provrepair.provenance.state.runs import ReportStatus
+
     click.echo(f"namespace {report.namespace}: {report.status} (namespace run {report.run_id}), "
                f"{len(report.conversations)} conversation(s)")
     for c in report.conversations:
         click.echo(f"  {c.task_id}: {c.status}" + (f" (run {c.run_id})" if c.run_id else ""))
         if c.answer_affected:
             click.echo(f"    answer given:     {c.answer_given}")
-            click.echo(f"    corrected answer: {c.corrected_answer}")
+            corrected = c.corrected_answer or ("(once you decided)" if c.needs_human
+                                               else "(none)")
+            click.echo(f"    corrected answer: {corrected}")
         for step_id, why in c.unresolved.items():
             click.echo(f"    unresolved {step_id}: {why}")
         if c.needs_human:
-            step = c.needs_human["step_id"]
-            click.echo(f"    NEEDS A HUMAN at {step}: {c.needs_human['reason']}")
+            calls = c.pending or [c.needs_human]
+            click.echo(f"    NEEDS A HUMAN: {len(calls)} call(s) wait for your decision:")
+            for line in pending_lines(calls):
+                click.echo("      " + line)
+            steps = list(dict.fromkeys(p["step_id"] for p in calls))
             click.echo(f"    then run: provrepair repair --namespace {report.namespace} --faults "
-                       f"{','.join(report.faults)} --approve {c.task_id}:{step}  (or --skip)")
-    click.echo(f"then: provrepair patch --namespace {report.namespace} > patch.json")
+                       f"{','.join(report.faults)} "
+                       + " ".join(f"--approve {c.task_id}:{s}" for s in steps)
+                       + f"  (or --skip {c.task_id}:{steps[0]}; TASK:STEP:HASH approves only "
+                       "the call with that hash)")
+    if report.status != ReportStatus.NEEDS_HUMAN:  # decide first: the run is not finished
+        click.echo(f"then: provrepair patch --namespace {report.namespace} > patch.json")
 
 
 def patch_namespace_command(namespace: str, run_id: str | None) -> None:

@@ -1,4 +1,5 @@
-"""Helpers shared by the click commands: JSON output, the configured store, a progress bar."""
+"""Helpers shared by the click commands: JSON output, the configured store, a progress bar,
+the exit code of a repair and the lines showing the calls a stop waits on."""
 
 from __future__ import annotations
 
@@ -80,3 +81,21 @@ def exit_for(status: str) -> None:
         sys.exit(3)
     if status == ReportStatus.PARTIAL:
         sys.exit(4)
+
+
+def pending_lines(pending: list[dict[str, Any]]) -> list[str]:
+    """A stop's pending calls, one block each: step, tool, canonical arguments, hash, why."""
+    from provrepair.provenance.state.calls import canonical_args
+
+    lines = []
+    for call in pending:
+        if "tool" not in call:  # a stop recorded before calls were listed
+            lines += [f"{call['step_id']}  (the call is shown when the replay reaches it)",
+                      f"      {call['reason']}"]
+            continue
+        unknown = call.get("kind") == "unknown_outcome"
+        lines += [f"{call['step_id']}  {call['tool']} {canonical_args(call['args'])}  "
+                  f"#{call['call_id']}  {call['side_effect']}"
+                  + ("  MAY HAVE BEEN ISSUED" if unknown else ""),
+                  f"      {call['reason']}"]
+    return lines

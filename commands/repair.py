@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from provrepair.commands.output import emit_json, exit_for, id_list, store
+from provrepair.commands.output import emit_json, exit_for, id_list, pending_lines, store
 from provrepair.provenance.errors import InputError
 from provrepair.provenance.state.runs import ReportStatus, RunStatus
 from provrepair.provenance.vocab import MemoryStatus
@@ -172,9 +172,11 @@ def _print_explanation(info: dict[str, Any], as_json: bool) -> None:
 @click.option("--approve", multiple=True, metavar="STEP[:HASH]",
               help="With --resume: issue exactly the call the stop showed at this step (with "
                    ":HASH, only if that call's hash starts so); a different call there is not "
-                   "issued: the repair stops again, showing it. Approvals accumulate.")
+                   "issued: the repair stops again, showing it. Approvals accumulate. With "
+                   "--namespace: TASK:STEP[:HASH], without --resume.")
 @click.option("--skip", multiple=True, metavar="STEP",
-              help="With --resume: do not issue this step's call; it stays unresolved.")
+              help="With --resume: do not issue this step's call; it stays unresolved (with "
+                   "--namespace: TASK:STEP).")
 @click.option("--continue", "continue_partial", is_flag=True,
               help="Finish a partial repair (exit 4): regenerate what it left unresolved, "
                    "e.g. with --reasoner openai or --tools, as one more run.")
@@ -300,24 +302,6 @@ def _print_report(report: Any) -> None:
     click.echo(f"  cost: {c.get('llm_calls', 0)} LLM calls, {c.get('tokens', 0)} tokens, "
                f"{c.get('replayed_steps', 0)}/{c.get('original_steps', 0)} steps replayed, "
                f"{c.get('early_cutoff_steps', 0)} cut off early, {c.get('tool_calls', 0)} tool calls")
-
-
-def pending_lines(pending: list[dict[str, Any]]) -> list[str]:
-    """A stop's pending calls, one block each: step, tool, canonical arguments, hash, why."""
-    from provrepair.provenance.state.calls import canonical_args
-
-    lines = []
-    for call in pending:
-        if "tool" not in call:  # a stop recorded before calls were listed
-            lines += [f"{call['step_id']}  (the call is shown when the replay reaches it)",
-                      f"      {call['reason']}"]
-            continue
-        unknown = call.get("kind") == "unknown_outcome"
-        lines += [f"{call['step_id']}  {call['tool']} {canonical_args(call['args'])}  "
-                  f"#{call['call_id']}  {call['side_effect']}"
-                  + ("  MAY HAVE BEEN ISSUED" if unknown else ""),
-                  f"      {call['reason']}"]
-    return lines
 
 
 def side_effect_lines(calls: list[Any]) -> list[str]:

@@ -19,8 +19,15 @@ repair commits in one statement (repair/replay/writeback.py), and running the sa
 again takes up the unfinished run: a conversation repaired before answers with its committed
 repair, whose outcome is then recorded. A conversation that stops for a person (an
 irreversible or undeclared tool) stops the run there (later conversations may read what its
-replay rewrites): `repair --namespace NS --approve TASK:STEP` (or `--skip`) finishes it and
-goes on. Side effects follow the per-task rules (call log, approvals) of `repair`.
+replay rewrites), listing the calls it waits on (step, tool, arguments, call hash; its own
+run, so `provrepair pending --task TASK` shows them too): `repair --namespace NS --approve
+TASK:STEP` (or `TASK:STEP:HASH`, or `--skip TASK:STEP`) resumes that conversation's repair
+with the decision and goes on. Side effects follow the per-task rules of `repair`
+(repair/service.py, repair/tools/calllog.py): every call is logged before and after it is
+sent, a decision is bound to the call the stop showed and recorded before the resumed
+replay, and no call is sent twice: the same command run again (after a crash, or after the
+run finished) reuses what the log holds. A decision may name only a conversation that
+stopped for a person; one already decided (the same command again) is passed over.
 
 The run's status uses RunStatus values (provenance/state/runs.py): `writing` while
 conversations remain, `needs_human` when one waits for a person, then `repaired`, or
@@ -32,12 +39,12 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from provrepair.provenance.agent_records import agent_id
-from provrepair.provenance.errors import ProvrepairError, TaskConflict
+from provrepair.provenance.errors import InputError, ProvrepairError, TaskConflict
 from provrepair.provenance.keys import agent_record_key, task_key
 from provrepair.provenance.lock import acquire, new_owner_id, release
 from provrepair.provenance.models import MemoryRecord
@@ -49,7 +56,7 @@ from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.model import ConversationPlan, NamespacePlan
 from provrepair.repair.plan.namespace import plan_namespace
 from provrepair.repair.reasoners.base import Reasoner
-from provrepair.repair.runs import new_run_id
+from provrepair.repair.runs import latest_repair, new_run_id
 from provrepair.repair.service import RepairReport, Resume, Shared, repair_task
 from provrepair.repair.tools.declared import ToolSet
 
@@ -69,6 +76,7 @@ class ConversationOutcome:
     corrected_answer: str | None
     answer_affected: bool
     needs_human: dict[str, str] | None = None
+    pending: list[dict[str, Any]] = field(default_factory=list)  # the calls a stop waits on
     unresolved: dict[str, str] = field(default_factory=dict)
     carried: list[str] = field(default_factory=list)  # records read as earlier repairs rewrote
     new_memory_ids: list[str] = field(default_factory=list)  # records its repair wrote
@@ -111,9 +119,10 @@ def list_namespace_runs(store: GraphStore, namespace: str) -> list[dict[str, Any
 
 def repair_namespace(store: GraphStore, namespace: str, faults: list[str],
                      reasoner: Reasoner, *, tools: ToolSet | None = None,
-                     decisions: Mapping[str, Resume] | None = None) -> NamespaceReport:
-    """Repair the conversations the records `faults` (agent ids) reached; `decisions`: per
-    task, what a person decided about the step its repair stopped at."""
+                     approve: Sequence[str] = (), skip: Sequence[str] = ()) -> NamespaceReport:
+    """Repair the conversations the records `faults` (agent ids) reached; `approve`/`skip`:
+    what a person decided about the calls a conversation's repair stopped at, each
+    `TASK:STEP` or `TASK:STEP:HASH` (the step's call as the stop showed it)."""
     owner, lock = new_owner_id("namespace"), namespace_lock_id(namespace)
     try:
         acquire(store, lock, owner, "repair")
@@ -121,18 +130,20 @@ def repair_namespace(store: GraphStore, namespace: str, faults: list[str],
         raise TaskConflict(f"memory namespace {namespace!r} is being repaired by another "
                            f"process ({exc}); wait for it to finish") from exc
     try:
-        return _run(store, namespace, sorted(set(faults)), reasoner, tools, decisions or {})
+        return _run(store, namespace, sorted(set(faults)), reasoner, tools, approve, skip)
     finally:
         with contextlib.suppress(ProvrepairError):  # the run's own error is the one to report
             release(store, lock, owner)
 
 
 def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasoner,
-         tools: ToolSet | None, decisions: Mapping[str, Resume]) -> NamespaceReport:
+         tools: ToolSet | None, approve: Sequence[str], skip: Sequence[str]
+         ) -> NamespaceReport:
     run = _current_run(store, namespace, faults)
     plan = NamespacePlan.model_validate(run["plan"])
     outcomes: dict[str, dict[str, Any]] = run["conversations"]
-    if run["status"] in (RunStatus.REPAIRED, RunStatus.PARTIAL) and not decisions:
+    decisions = _decisions(run, plan, approve, skip)
+    if run["status"] in (RunStatus.REPAIRED, RunStatus.PARTIAL):  # nothing waits: decided
         return _report(run, plan, outcomes, ReportStatus.ALREADY_REPAIRED.value)
     status = RunStatus.REPAIRED
     # ids of the shared memory: the records a repair writes get ids no conversation uses
@@ -141,14 +152,14 @@ def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasone
     for conversation in plan.conversations:
         task = conversation.task_id
         done = outcomes.get(task)
-        if done is not None and done["status"] in GOES_ON and task not in decisions:
+        if done is not None and done["status"] in GOES_ON:  # decided, if it stopped
             status = RunStatus.PARTIAL if done["status"] == ReportStatus.PARTIAL else status
             continue
         _require_unchanged(store, task, run["hashes"].get(task))
         carried = _carried(store, conversation, plan)
         report = repair_task(
             store, task, reasoner, faults=list(conversation.plan.delete_memory_ids),
-            method=METHOD, tools=tools, resume=decisions.get(task),
+            method=METHOD, tools=tools, resume=_resume(store, task, decisions.get(task)),
             shared=Shared(tuple(conversation.plan.inherited), tuple(carried),
                           frozenset(taken | _written_ids(outcomes))))
         outcomes[task] = asdict(_outcome(conversation, report, carried))
@@ -160,6 +171,46 @@ def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasone
             status = RunStatus.PARTIAL
     _save(store, run, status, outcomes)
     return _report(run, plan, outcomes, status.value)
+
+
+def _decisions(run: dict[str, Any], plan: NamespacePlan, approve: Sequence[str],
+               skip: Sequence[str]) -> dict[str, Resume]:
+    """Per conversation, the person's decisions (`TASK:STEP[:HASH]` → `STEP[:HASH]`), TASK
+    the longest task id of the run's conversations the value starts with (a task id may hold
+    a colon; a step id holds none, repair/service.py). Only a conversation that stopped for
+    a person, or already went on (the same command again), may be named: a call nobody has
+    been shown cannot be decided."""
+    tasks = sorted((c.task_id for c in plan.conversations), key=len, reverse=True)
+    waiting = [t for t, o in run["conversations"].items()
+               if o["status"] == ReportStatus.NEEDS_HUMAN]
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for kind, values in (("approve", approve), ("skip", skip)):
+        for value in values:
+            task = next((t for t in tasks if value.startswith(f"{t}:")
+                         and len(value) > len(t) + 1), None)
+            if task is None:
+                raise InputError(
+                    f"--{kind} {value}: name a step of a conversation of namespace run "
+                    f"{run['run_id']} as TASK:STEP (or TASK:STEP:HASH); it waits on "
+                    f"{', '.join(waiting) or 'no conversation'}")
+            outcome = run["conversations"].get(task)
+            if outcome is None:
+                raise InputError(
+                    f"--{kind} {value}: conversation {task!r} has not been repaired yet, so no "
+                    f"call of it has been shown to decide about; the run waits on "
+                    f"{', '.join(waiting) or 'no conversation'}")
+            found.setdefault(task, (set(), set()))[kind == "skip"].add(value[len(task) + 1:])
+    return {task: Resume(frozenset(a), frozenset(s)) for task, (a, s) in found.items()}
+
+
+def _resume(store: GraphStore, task_id: str, decided: Resume | None) -> Resume | None:
+    """The decisions to resume a stopped conversation with: none once its repair no longer
+    waits (a resume that committed before the run recorded it: the same command again)."""
+    if decided is None:
+        return None
+    latest = latest_repair(store, task_id)
+    return decided if latest is not None and latest["status"] == RunStatus.NEEDS_HUMAN \
+        else None
 
 
 def _current_run(store: GraphStore, namespace: str, faults: list[str]) -> dict[str, Any]:
@@ -246,7 +297,7 @@ def _outcome(conversation: ConversationPlan, report: RepairReport,
         task_id=conversation.task_id, status=report.status, run_id=report.run_id,
         answer_given=conversation.answer, corrected_answer=report.answer,
         answer_affected=conversation.answer_affected, needs_human=report.needs_human,
-        unresolved=dict(report.unresolved),
+        pending=list(report.pending), unresolved=dict(report.unresolved),
         carried=[r.record_id or r.memory_id for r, _ in carried],
         new_memory_ids=list(report.new_memory_ids),
         replayed_steps=int(report.counts.get("replayed_steps", 0)))

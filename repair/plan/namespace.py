@@ -17,8 +17,9 @@ The namespace plan is the paper's planner run per conversation, in time order, t
   (T quarantined it, or kept it with independent support): in A0 unconditionally and never
   independent evidence, as in T's plan, and quarantined when T removed it
   (repair/plan/planner.py `inherited`). Conversations after that one read it from there;
-- a conversation is planned once, when every earlier conversation is: contamination only
-  flows forward in time, so the loop is one pass over the reached conversations in order.
+- a conversation's plan is the one made with every earlier conversation planned:
+  contamination only flows forward in time, so this is one pass over the reached
+  conversations in order (the sequential fixpoint; how it is computed: "Rounds" below).
 
 This is, conversation by conversation, the plan of one task made by concatenating the
 conversations in time order with each record read from the store joined to the version it
@@ -27,7 +28,27 @@ on generated histories): the support check's "independent" is `∉ F ∪ A0` of 
 so a record kept with support in T still taints what later conversations built on it, as a
 kept node does inside one task. Conversations are ordered by `started_at`, ties by task id;
 one whose trace has no timestamps sorts last. The work is the reached conversations' plans,
-one statement per planned conversation to find where its records went, never the namespace.
+never the namespace.
+
+Rounds. Planned one after another, N reached conversations cost N plans' round trips (a
+hundred: ×24 the same region planned inside one task, on a loaded machine). So plans are
+made in rounds, all of a round at once (repair/plan/lockstep.py: each plan in a thread, their
+statements merged into one per query), and the pass in time order (`_Walk`) checks them:
+it walks on while the next conversation's plan was made with exactly the seeds the earlier
+ones' plans hand it, and stops at the first that was not (the frontier: its seeds are exact,
+since every earlier plan is). A round plans the frontier and, in the first SPECULATE rounds,
+every later conversation the walk reaches on guessed seeds: a conversation not planned with
+its seeds yet hands on for certain each seed that is its record's latest version there (a
+seed is in A0 whatever else the plan finds, deleted if a fault, quarantined if inherited
+removed and active), and probably what a plan made with other seeds handed on (`_guess`).
+A guess only decides what is planned: a plan counts once the walk gives it exactly the
+seeds it was made with, so the result is the sequential fixpoint whatever was guessed (the
+property test compares them), and the frontier moves on every round. A fault read by a
+hundred conversations is guessed whole: one round (`bench/namespace.py scale`); records
+derived from it, which no guess sees before a plan of the conversation that wrote them, are
+handed on as the first round's plans found them: a second round (`bench/namespace.py
+rounds`); a chain the guesses still miss costs a round a conversation, as planning in turn
+did.
 
 The plan lists, per reached conversation, its rollback plan and what reached it, and above
 them the conversations whose final answer was affected (invalidated): whom to tell.
@@ -35,16 +56,19 @@ them the conversations whose final answer was affected (invalidated): whom to te
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from provrepair.provenance.errors import InputError, RecordNotFound
+from provrepair.provenance.errors import InputError, ProvrepairError, RecordNotFound
 from provrepair.provenance.keys import LIVE_PREFIX, agent_record_key, node_uid, task_key
 from provrepair.provenance.readback import get_task_props
-from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.store.base import GraphStore, batched
+from provrepair.provenance.vocab import MemoryStatus
+from provrepair.repair.plan.lockstep import Lockstep
 from provrepair.repair.plan.model import (
     AffectedAnswer,
     ConversationPlan,
@@ -59,6 +83,8 @@ from provrepair.repair.plan.planner import PlanTrace, compute_plan
 from provrepair.repair.plan.scope import task_namespace
 
 Order = tuple[bool, int, str]
+# Rounds that also plan the conversations whose seeds are guessed (module docstring).
+SPECULATE = 3
 
 
 def task_order(started_at: int | None, task_id: str) -> Order:
@@ -77,6 +103,7 @@ class Holder:
     ts: int
     position: int
     produced: bool   # the task wrote this version (else it read it from the store)
+    status: str | None = None
 
     @property
     def order(self) -> Order:
@@ -90,7 +117,7 @@ class Holder:
     def of(row: dict[str, Any]) -> Holder:
         return Holder(str(row["record_id"]), str(row["task_id"]), row["started_at"],
                       str(row["id"]), int(row["ts"]), int(row["position"]),
-                      bool(row["produced"]))
+                      bool(row["produced"]), row["status"])
 
 
 @dataclass
@@ -102,6 +129,73 @@ class _Seeds:
     inherited: dict[str, Inherited] = field(default_factory=dict)    # memory id → seed
     links: list[RecordLink] = field(default_factory=list)
 
+    def copy(self) -> _Seeds:
+        return _Seeds(self.order, dict(self.faults), dict(self.inherited), list(self.links))
+
+    def key(self) -> tuple[tuple[str, ...], tuple[Inherited, ...]]:
+        """What the planner is given: the faults and the inherited records, in order."""
+        return tuple(self.faults), tuple(self.inherited.values())
+
+
+@dataclass
+class _Planned:
+    """A conversation's latest plan and the seeds it was made with."""
+
+    key: tuple[tuple[str, ...], tuple[Inherited, ...]]
+    plan: RepairPlan
+    trace: PlanTrace
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a plan decided about a conversation's nodes, as the hand-on reads it."""
+
+    affected_ids: list[str]   # A0, in trace order
+    affected: frozenset[str]
+    deleted: frozenset[str]
+    quarantined: frozenset[str]
+
+    @staticmethod
+    def of(plan: RepairPlan) -> _Outcome:
+        return _Outcome(plan.affected_ids, frozenset(plan.affected_ids),
+                        frozenset(plan.delete_memory_ids), frozenset(plan.quarantine_memory_ids))
+
+
+@dataclass
+class _Group:
+    """The holders of one record, by task, and the tasks' places in time, sorted."""
+
+    holders: list[Holder]
+    by_task: dict[str, list[Holder]]
+    orders: list[Order]
+
+    @staticmethod
+    def of(holders: list[Holder]) -> _Group:
+        by_task: dict[str, list[Holder]] = defaultdict(list)
+        for h in holders:
+            by_task[h.task_id].append(h)
+        return _Group(holders, dict(by_task), sorted({h.order for h in holders}))
+
+
+@dataclass
+class _Known:
+    """What the rounds have read of the shared memory: each record's holders (all of them:
+    a record's group, once read, is complete), the record of each linked memory node, and
+    the memory nodes whose records were asked for."""
+
+    groups: dict[str, _Group] = field(default_factory=dict)   # record id → its holders
+    record_of: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, id) → record
+    read: set[str] = field(default_factory=set)
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        found: dict[str, list[Holder]] = defaultdict(list)
+        for row in rows:
+            found[str(row["record_id"])].append(Holder.of(row))
+        for record, holders in found.items():
+            group = self.groups.setdefault(record, _Group.of(holders))
+            for h in group.holders:
+                self.record_of[(h.task_id, h.memory_id)] = record
+
 
 @dataclass
 class NamespaceTrace:
@@ -109,32 +203,36 @@ class NamespaceTrace:
 
     traces: dict[str, PlanTrace] = field(default_factory=dict)
     records: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, node) → agent id
+    rounds: int = 0      # rounds of plans made ("Rounds")
+    plans_made: int = 0  # plans made, those on seeds guessed wrong included
 
 
 def plan_namespace(store: GraphStore, namespace: str, faults: Iterable[str], *,
-                   support_check: bool = True) -> tuple[NamespacePlan, NamespaceTrace]:
-    """The plan of the records `faults` (agent ids) of `namespace` across its conversations."""
+                   support_check: bool = True, speculate: bool = True
+                   ) -> tuple[NamespacePlan, NamespaceTrace]:
+    """The plan of the records `faults` (agent ids) of `namespace` across its conversations.
+    `speculate=False` plans one conversation a round, the earliest whose seeds are exact:
+    the same plan, with the round trips of every conversation in turn (the benchmark's
+    comparison, bench/namespace.py scale)."""
     records = list(dict.fromkeys(faults))
     if not records:
         raise InputError(f"namespace {namespace!r}: --faults names no record (give the agent "
                          "ids of the faulty records, comma-separated)")
-    rows = store.run("list_record_holders", {
+    known = _Known()
+    known.add(store.run("list_record_holders", {
         "record_keys": [agent_record_key(namespace, r) for r in records],
-        "live_prefix": LIVE_PREFIX})
-    holders: dict[str, list[Holder]] = defaultdict(list)
-    for row in rows:
-        holders[str(row["record_id"])].append(Holder.of(row))
+        "live_prefix": LIVE_PREFIX}))
     seeds: dict[str, _Seeds] = {}
     for record in records:
-        if not holders[record]:
+        if record not in known.groups:
             raise RecordNotFound(
                 f"memory namespace {namespace!r} holds no record {record!r}: no task of it has a "
                 "memory with that agent id (`provrepair memory --task T` lists a task's)")
-        first = min(holders[record], key=lambda h: (h.order, h.version))
+        first = min(known.groups[record].holders, key=lambda h: (h.order, h.version))
         here = seeds.setdefault(first.task_id, _Seeds(first.order))
         here.faults[first.memory_id] = RecordLink(record_id=record, memory_id=first.memory_id,
                                                   from_task=None, reach="fault")
-    return _fixpoint(store, namespace, records, seeds, support_check)
+    return _fixpoint(store, namespace, records, seeds, known, support_check, speculate)
 
 
 def plan_from_task(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
@@ -154,58 +252,178 @@ def plan_from_task(store: GraphStore, task_id: str, faults: list[str] | None = N
                           support_check=support_check)
 
 
-def _fixpoint(store: GraphStore, namespace: str, records: list[str], seeds: dict[str, _Seeds],
-              support_check: bool) -> tuple[NamespacePlan, NamespaceTrace]:
+def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict[str, _Seeds],
+              known: _Known, support_check: bool, speculate: bool
+              ) -> tuple[NamespacePlan, NamespaceTrace]:
+    """Plan in rounds until every reached conversation's plan was made with the seeds the
+    walk in time order gives it (module docstring, "Rounds")."""
+    plans: dict[str, _Planned] = {}
+    walk = _Walk(first)
     trace = NamespaceTrace()
-    planned: list[tuple[str, RepairPlan, _Seeds]] = []
-    queue = [(s.order, task) for task, s in seeds.items()]
-    heapq.heapify(queue)
-    while queue:
-        _, task = heapq.heappop(queue)
-        here = seeds[task]
-        plan, plan_trace = compute_plan(store, task, list(here.faults),
-                                        support_check=support_check,
-                                        inherited=list(here.inherited.values()), echo=False)
-        trace.traces[task] = plan_trace
-        planned.append((task, plan, here))
-        reached = [n.uid for n in plan_trace.region.nodes.values() if n.is_memory]
-        rows = store.run("list_reached_records", {"uids": reached, "live_prefix": LIVE_PREFIX}) \
-            if reached else []
-        holders: dict[str, list[Holder]] = defaultdict(list)
-        for row in rows:
-            holders[str(row["record_id"])].append(Holder.of(row))
-        for record, group in holders.items():
-            for h in group:
-                trace.records[(h.task_id, h.memory_id)] = record
-            target = _hand_on(task, here.order, plan, group)
-            if target is None:
+    while (frontier := walk.advance(plans, known)) is not None:
+        todo = [frontier]
+        if speculate and trace.rounds < SPECULATE:
+            todo += walk.guessed(plans, known)
+        trace.rounds += 1
+        trace.plans_made += len(todo)
+        results = Lockstep(store).run_all([_plan_job(t, s, support_check) for t, s in todo])
+        if isinstance(results[0], ProvrepairError):
+            raise results[0]  # the frontier's seeds are exact: the error is the plan's
+        for (task, here), result in zip(todo, results, strict=True):
+            if isinstance(result, ProvrepairError):  # a guess that failed: no plan kept
+                plans.pop(task, None)
                 continue
-            link, holder = target
-            if holder.task_id not in seeds:
-                seeds[holder.task_id] = _Seeds(holder.order)
-                heapq.heappush(queue, (holder.order, holder.task_id))
-            _add(seeds[holder.task_id], link)
+            plan, plan_trace = result
+            plan_trace.view.store = store  # --explain reads on, after the round
+            plans[task] = _Planned(here.key(), plan, plan_trace)
+        _read_records(store, [plans[t] for t, _ in todo if t in plans], known)
+    planned: list[tuple[str, RepairPlan, _Seeds]] = []
+    for task, here in walk.done:
+        plan, trace.traces[task] = plans[task].plan, plans[task].trace
+        planned.append((task, plan, here))
+        for record in _reached(task, plan.affected_ids, known):
+            for h in known.groups[record].holders:
+                trace.records[(h.task_id, h.memory_id)] = record
     return _assemble(store, namespace, records, planned, trace), trace
 
 
-def _hand_on(task: str, order: Order, plan: RepairPlan, group: list[Holder]
+def _plan_job(task: str, here: _Seeds, support_check: bool) -> Callable[[GraphStore], Any]:
+    """The paper's planner on one conversation with its seeds (a job of the lockstep)."""
+    def job(store: GraphStore) -> tuple[RepairPlan, PlanTrace] | ProvrepairError:
+        try:
+            return compute_plan(store, task, list(here.faults), support_check=support_check,
+                                inherited=list(here.inherited.values()), echo=False)
+        except ProvrepairError as exc:
+            return exc
+    return job
+
+
+class _Walk:
+    """The conversations reached, in time order, each with the seeds the earlier ones hand
+    it: the sequential fixpoint, over the plans made so far. `done` is the prefix whose
+    plans were made with exactly the seeds the walk gives them (final: their seeds come
+    only from earlier ones of it); the walk waits at the first conversation without such a
+    plan (the frontier: its seeds are exact), and `guessed` walks on beyond it on guesses."""
+
+    def __init__(self, first: dict[str, _Seeds]):
+        self.done: list[tuple[str, _Seeds]] = []
+        self.seeds = {task: s.copy() for task, s in first.items()}  # reached, not done yet
+        self.queue = [(s.order, task) for task, s in self.seeds.items()]
+        heapq.heapify(self.queue)
+
+    def advance(self, plans: dict[str, _Planned], known: _Known) -> tuple[str, _Seeds] | None:
+        """Walk on while the next conversation's plan matches; the frontier, or None when
+        every reached conversation is done."""
+        while self.queue:
+            task = self.queue[0][1]
+            here, done = self.seeds[task], plans.get(task)
+            if done is None or done.key != here.key():
+                return task, here
+            heapq.heappop(self.queue)
+            del self.seeds[task]
+            _hand(self.seeds, self.queue,
+                  _handed_on(task, here.order, _Outcome.of(done.plan), known))
+            self.done.append((task, here))
+        return None
+
+    def guessed(self, plans: dict[str, _Planned], known: _Known) -> list[tuple[str, _Seeds]]:
+        """The conversations after the frontier whose plans do not match the seeds the walk
+        gives them, on a copy of the walk that takes each unmatched one's hand-on from
+        `_guess`."""
+        seeds = {task: s.copy() for task, s in self.seeds.items()}
+        queue = list(self.queue)
+        stale: list[tuple[str, _Seeds]] = []
+        while queue:
+            _, task = heapq.heappop(queue)
+            here, done = seeds[task], plans.get(task)
+            if done is not None and done.key == here.key():
+                handed = _handed_on(task, here.order, _Outcome.of(done.plan), known)
+            else:
+                handed = _guess(task, here, done, known)
+                stale.append((task, here))
+            _hand(seeds, queue, handed)
+        return stale[1:]  # the first is the frontier
+
+
+def _hand(seeds: dict[str, _Seeds], queue: list[tuple[Order, str]],
+          handed: list[tuple[RecordLink, Holder]]) -> None:
+    for link, holder in handed:
+        if holder.task_id not in seeds:
+            seeds[holder.task_id] = _Seeds(holder.order)
+            heapq.heappush(queue, (holder.order, holder.task_id))
+        _add(seeds[holder.task_id], link)
+
+
+def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known
+           ) -> list[tuple[RecordLink, Holder]]:
+    """What a conversation not planned with its seeds yet will hand on, as far as can be
+    told: each seed is in its A0 whatever the plan, deleted if a fault, quarantined if
+    inherited removed and active (planner.py), so a seed that is its record's latest
+    version here is handed on for certain; and what a plan made with other seeds handed on.
+    Only a guess: the walk plans every conversation again until its seeds are exact."""
+    seed_ids = [*here.faults, *here.inherited]
+    status = {h.memory_id: h.status for r in _seed_records(here)
+              for h in known.groups[r].by_task.get(task, ())}
+    certain = _Outcome(
+        affected_ids=seed_ids, affected=frozenset(seed_ids), deleted=frozenset(here.faults),
+        quarantined=frozenset(i.memory_id for i in here.inherited.values()
+                              if i.removed and status.get(i.memory_id) == MemoryStatus.ACTIVE))
+    handed = [h for h in (_hand_on(task, here.order, certain, known.groups[r])
+                          for r in _seed_records(here)) if h is not None]
+    if done is not None:
+        covered = {link.record_id for link, _ in handed}
+        handed += [(link, holder) for link, holder
+                   in _handed_on(task, here.order, _Outcome.of(done.plan), known)
+                   if link.record_id not in covered]
+    return handed
+
+
+def _seed_records(here: _Seeds) -> list[str]:
+    return list(dict.fromkeys([*(link.record_id for link in here.faults.values()),
+                               *(i.record_id for i in here.inherited.values())]))
+
+
+def _reached(task: str, affected_ids: list[str], known: _Known) -> list[str]:
+    """The records of the shared memory whose nodes in `task` a plan reached (its A0), in
+    trace order."""
+    found = (known.record_of.get((task, node_id)) for node_id in affected_ids)
+    return list(dict.fromkeys(r for r in found if r is not None))
+
+
+def _handed_on(task: str, order: Order, outcome: _Outcome, known: _Known
+               ) -> list[tuple[RecordLink, Holder]]:
+    handed = [_hand_on(task, order, outcome, known.groups[record])
+              for record in _reached(task, outcome.affected_ids, known)]
+    return [h for h in handed if h is not None]
+
+
+def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> None:
+    """The records of the memory nodes these plans reached, with every holder of each (one
+    statement per batch of nodes, whatever the number of plans): the walk reads them."""
+    uids = [n.uid for d in done for n in d.trace.region.nodes.values()
+            if n.is_memory and n.uid not in known.read]
+    known.read.update(uids)
+    for batch in batched(list(dict.fromkeys(uids))):
+        known.add(store.run("list_reached_records", {"uids": batch, "live_prefix": LIVE_PREFIX}))
+
+
+def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
              ) -> tuple[RecordLink, Holder] | None:
     """Where the record leaves `task`: its latest version here, if the plan reached it, goes
     to the next conversation holding the record, if that one read it (did not write it)."""
-    mine = [h for h in group if h.task_id == task]
-    later = [h for h in group if h.order > order]
-    if not mine or not later:
+    mine = group.by_task.get(task)
+    after = bisect.bisect_right(group.orders, order)
+    if not mine or after == len(group.orders):
         return None
     source = max(mine, key=lambda h: h.version)
-    if source.memory_id not in plan.affected_ids:
+    if source.memory_id not in outcome.affected:
         return None
-    after = min(h.order for h in later)
-    read = [h for h in later if h.order == after and not h.produced]
+    read = [h for h in group.by_task[group.orders[after][2]] if not h.produced]
     if not read:
         return None  # the next conversation wrote the record afresh: it read no earlier version
     holder = min(read, key=lambda h: h.version)
-    reach: Reach = ("fault" if source.memory_id in plan.delete_memory_ids
-                    else "removed" if source.memory_id in plan.quarantine_memory_ids
+    reach: Reach = ("fault" if source.memory_id in outcome.deleted
+                    else "removed" if source.memory_id in outcome.quarantined
                     else "affected")
     return RecordLink(record_id=source.record_id, memory_id=holder.memory_id, from_task=task,
                       from_memory=source.memory_id, reach=reach), holder

@@ -3,7 +3,9 @@ order, to a fixpoint) equals the plan of ONE task made by concatenating the conv
 time order with records joined by agent id (benchmark/namespace_cases.py `concatenate`),
 planned by the independent in-memory reference (benchmark/reference.py), projected back onto
 the conversations: the affected region, the supported steps, the removed records, the
-invalidated steps, the conversations reached and those whose final answer was affected.
+invalidated steps, the conversations reached and those whose final answer was affected. And
+the plan made in rounds on guessed seeds, all conversations of a round at once, is the plan
+made one conversation at a time, each conversation's plan the planner's alone.
 
 Histories are generated (a hypothesis tape per conversation): 2-5 conversations of one memory,
 each reading records earlier ones wrote or that were planted in the store, citing them, and
@@ -25,7 +27,8 @@ from provrepair.benchmark.namespace_cases import History, concatenate, random_hi
 from provrepair.benchmark.reference import plan_in_memory
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.plan.namespace import plan_namespace
+from provrepair.repair.plan.model import NamespacePlan
+from provrepair.repair.plan.namespace import NamespaceTrace, plan_namespace
 from tests.strategies import TapeChooser
 
 EXAMPLES = int(os.environ.get("PROVREPAIR_NAMESPACE_EXAMPLES", "25"))
@@ -54,8 +57,8 @@ def projected(history: History) -> dict[str, Any]:
     }
 
 
-def namespace_result(store: GraphStore, history: History, namespace: str) -> dict[str, Any]:
-    plan, trace = plan_namespace(store, namespace, history.faults)
+def namespace_result(plan: NamespacePlan, trace: NamespaceTrace, history: History
+                     ) -> dict[str, Any]:
     records = trace.records
     pairs = [(c.task_id, c.plan) for c in plan.conversations]
     steps = {(c.task_id, s.step_id) for c in history.cases for s in c.trace}
@@ -73,7 +76,12 @@ def namespace_result(store: GraphStore, history: History, namespace: str) -> dic
 def check(store: GraphStore, history: History, namespace: str) -> None:
     for case in history.cases:
         ingest_case(store, case)
-    assert namespace_result(store, history, namespace) == projected(history)
+    plan, trace = plan_namespace(store, namespace, history.faults)
+    assert namespace_result(plan, trace, history) == projected(history)
+    # Planned in rounds on guessed seeds (repair/plan/namespace.py "Rounds"), all plans of a
+    # round at once (repair/plan/lockstep.py): the plan made one conversation at a time,
+    # each by the paper's planner alone on the store (every conversation's plan included).
+    assert plan_namespace(store, namespace, history.faults, speculate=False)[0] == plan
 
 
 @st.composite

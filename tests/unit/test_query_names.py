@@ -1,6 +1,7 @@
 """Query names are constants a reader can grep: every cypher/ file is named, verbatim, where
 the product runs it, every name the product runs is a file, and no name is built at run time
-(the write queries of each label set are tables keyed by the vocabulary: provenance/rows.py)."""
+(the write queries of each label set are tables keyed by the vocabulary: provenance/rows.py;
+the forms the namespace plan's lockstep merges statements into, one: repair/plan/lockstep.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from provrepair.provenance.rows import (
 )
 from provrepair.provenance.store.queries import BROWSER, load_registry
 from provrepair.provenance.vocab import EdgeLabel, StepType
+from provrepair.repair.plan.lockstep import MERGES
 
 REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("provenance", "loaders", "repair", "commands", "view", "benchmark", "cli.py")
@@ -107,6 +109,8 @@ def references() -> tuple[dict[str, list[str]], list[str]]:
     for table in TABLES:
         for name in table.values():
             used.setdefault(name, []).append("provenance/rows.py")
+    for merge in MERGES.values():  # the forms a round of plans is sent in (a table too)
+        used.setdefault(merge.into, []).append("repair/plan/lockstep.py")
     return used, built
 
 
