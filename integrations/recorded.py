@@ -57,7 +57,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from provrepair.integrations.sink import MemorySink
-from provrepair.loaders.agent_run import _occurs  # the loaders' "shown as a whole"
+from provrepair.loaders.agent_run import occurs_whole
 from provrepair.loaders.otel import MEMORY_WRITES
 from provrepair.provenance.edges import NodeKind
 from provrepair.provenance.errors import CaseError
@@ -330,4 +330,4 @@ def _shows(content: str, text: str) -> bool:
     if not text:
         return False
     forms = dict.fromkeys((text, json.dumps(text, ensure_ascii=False)[1:-1]))
-    return any(_occurs(form, content) for form in forms)
+    return any(occurs_whole(form, content) for form in forms)

@@ -471,7 +471,7 @@ class RunBuilder:
             candidates = list(range(cached[0], len(self._said)))
         found = list(cached[1]) if cached is not None else []
         found += [self._said[i][0] for i in candidates
-                  if any(_occurs(form, text) for form in self._said[i][1])]
+                  if any(occurs_whole(form, text) for form in self._said[i][1])]
         self._matched[text] = (len(self._said), found)
         return found
 
@@ -712,7 +712,7 @@ def _heads(text: str, sizes: set[int]) -> set[str]:
     return {text[i:i + size] for size in sizes for i in range(len(text) - size + 1)}
 
 
-def _occurs(form: str, text: str) -> bool:
+def occurs_whole(form: str, text: str) -> bool:
     """Whether `form` (a said text, or its JSON-escaped form: a structure quoting it carries
     it so) appears in `text` as a whole: not inside a longer word."""
     at = text.find(form)
