@@ -49,7 +49,7 @@ PARENT_CHECK_S = 1.0  # how often a worker looks whether its parent is still the
 
 
 def default_jobs() -> int:
-    """One worker per CPU (BENCHMARKS.md, "bench sweep --jobs")."""
+    """One worker per CPU (BENCHMARKS-archive.md, "bench sweep --jobs")."""
     return os.cpu_count() or 1
 
 

@@ -106,7 +106,7 @@ def browser_style() -> None:
     """Print the Neo4j Browser style (.grass) that colours nodes by their repair disposition.
 
     Save it and drag the file onto Neo4j Browser (or run `:style` and paste it); the saved
-    queries under cypher/browser/ then show each run's dispositions in these colours.
+    queries under browser/queries/ then show each run's dispositions in these colours.
     """
     from provrepair.view.palette import grass_text
 
@@ -118,7 +118,7 @@ def browser_style() -> None:
 @click.option("--node", "node_id", default=None, help="Node id (preserving_evidence.cypher).")
 @click.option("--namespace", default=None, help="A memory namespace (namespace_path.cypher).")
 def browser_params(task_id: str | None, node_id: str | None, namespace: str | None) -> None:
-    """Print the `:params` line the saved Neo4j Browser queries (cypher/browser/) take: the
+    """Print the `:params` line the saved Neo4j Browser queries (browser/queries/) take: the
     task id (or memory namespace) and the run status sets (provenance/state/runs.py), so no
     query spells them."""
     import json

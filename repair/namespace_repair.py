@@ -55,6 +55,7 @@ from provrepair.provenance.state.runs import ReportStatus, RunStatus
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.model import ConversationPlan, NamespacePlan
 from provrepair.repair.plan.namespace import plan_namespace
+from provrepair.repair.reasoners import as_reasoner
 from provrepair.repair.reasoners.base import Reasoner
 from provrepair.repair.runs import latest_repair, new_run_id
 from provrepair.repair.service import RepairReport, Resume, Shared, repair_task
@@ -118,11 +119,16 @@ def list_namespace_runs(store: GraphStore, namespace: str) -> list[dict[str, Any
 
 
 def repair_namespace(store: GraphStore, namespace: str, faults: list[str],
-                     reasoner: Reasoner, *, tools: ToolSet | None = None,
-                     approve: Sequence[str] = (), skip: Sequence[str] = ()) -> NamespaceReport:
-    """Repair the conversations the records `faults` (agent ids) reached; `approve`/`skip`:
-    what a person decided about the calls a conversation's repair stopped at, each
-    `TASK:STEP` or `TASK:STEP:HASH` (the step's call as the stop showed it)."""
+                     reasoner: Reasoner | str = "offline", *, model: str | None = None,
+                     max_calls: int | None = None, budget: int | None = None,
+                     tools: ToolSet | None = None, approve: Sequence[str] = (),
+                     skip: Sequence[str] = ()) -> NamespaceReport:
+    """Repair the conversations the records `faults` (agent ids) reached; `reasoner` is a
+    registered name ("offline", "openai", a plugin's; with `model`, `max_calls`, `budget`) or
+    a Reasoner, as `run_repair` takes it; `approve`/`skip`: what a person decided about the
+    calls a conversation's repair stopped at, each `TASK:STEP` or `TASK:STEP:HASH` (the
+    step's call as the stop showed it)."""
+    brain = as_reasoner(reasoner, model, max_calls=max_calls, budget=budget)  # before the lock
     owner, lock = new_owner_id("namespace"), namespace_lock_id(namespace)
     try:
         acquire(store, lock, owner, "repair")
@@ -130,7 +136,7 @@ def repair_namespace(store: GraphStore, namespace: str, faults: list[str],
         raise TaskConflict(f"memory namespace {namespace!r} is being repaired by another "
                            f"process ({exc}); wait for it to finish") from exc
     try:
-        return _run(store, namespace, sorted(set(faults)), reasoner, tools, approve, skip)
+        return _run(store, namespace, sorted(set(faults)), brain, tools, approve, skip)
     finally:
         with contextlib.suppress(ProvrepairError):  # the run's own error is the one to report
             release(store, lock, owner)

@@ -364,9 +364,8 @@ def run_repair(store: GraphStore, task_id: str, reasoner: Reasoner | str = "offl
     """`provrepair repair` as a call: `reasoner` is a registered name ("offline", "openai",
     a plugin's) or a Reasoner; `options` are those of `repair_task` (faults, dry_run, method,
     resume, continue_partial, tools, quarantine_copies, scope)."""
-    if isinstance(reasoner, str):
-        from provrepair.repair.reasoners import make_reasoner
+    from provrepair.repair.reasoners import as_reasoner
 
-        reasoner = make_reasoner(reasoner, model, max_calls=max_calls, budget=budget)
-    return repair_task(store, task_id, reasoner, **options)
+    return repair_task(store, task_id, as_reasoner(reasoner, model, max_calls=max_calls,
+                                                   budget=budget), **options)
 

@@ -248,7 +248,7 @@ class EmbeddedServer:
             # Durability is the append-only file alone: the default RDB snapshots ("save"
             # after 60 s and 10,000 changes) are redundant with it and fork the whole server
             # after every large ingest; with them, plans saw sporadic seconds ×3-7 slower
-            # (BENCHMARKS.md, "Planner", third stop).
+            # (BENCHMARKS-archive.md, "Issue 14, third stop").
             "appendonly yes", "appendfsync everysec", 'save ""',
             # ...and kept compact: the log starts with a snapshot of the data (RDB preamble)
             # and is rewritten after large ingests, as it doubles past 4 MB and at `db stop`,
@@ -260,7 +260,7 @@ class EmbeddedServer:
             # Every query text of cypher/ keeps its compiled plan: FalkorDB caches 25 per
             # graph by default, fewer than one repair cycles through (ingest, lock, plan,
             # write-back, read-back), so each statement was parsed and planned anew
-            # (a third of the server's CPU in `bench run`; BENCHMARKS.md, "bench sweep --jobs").
+            # (a third of the server's CPU in `bench run`; BENCHMARKS-archive.md, "bench sweep --jobs").
             f'loadmodule "{module}" CACHE_SIZE {QUERY_CACHE_SIZE}', "",
         ])
 

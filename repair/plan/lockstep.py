@@ -1,6 +1,6 @@
 """Many plans at once, their reads merged: one statement per query per round, not per plan.
 
-The namespace plan (repair/plan/namespace.py) runs the paper's planner once per reached
+The namespace plan (repair/plan/namespace.py) runs our planner (rules 1-8) once per reached
 conversation. Run one after another, each plan waits for about a dozen round trips of its own
 (the task record, the seeds, one statement per reach hop and its support check, the task's
 lists): a hundred conversations cost a hundred times that, and on a loaded machine each round

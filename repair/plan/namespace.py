@@ -6,7 +6,8 @@ user) is read and written by many conversations, each stored as its own task. A 
 is (namespace, agent id), and every task's node of a record links to its `:AgentRecord`
 (provenance/agent_records.py); each task carries its absolute time `started_at`.
 
-The namespace plan is the paper's planner run per conversation, in time order, to a fixpoint:
+The namespace plan is our planner (dependency_guided: rules 1-8, docs/method.md §4) run per
+conversation, in time order, to a fixpoint:
 
 - a fault (an agent id) seeds the first conversation holding the record, at its earliest
   version there;
@@ -288,7 +289,7 @@ def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict
 
 
 def _plan_job(task: str, here: _Seeds, support_check: bool) -> Callable[[GraphStore], Any]:
-    """The paper's planner on one conversation with its seeds (a job of the lockstep)."""
+    """Our planner (rules 1-8) on one conversation with its seeds (a job of the lockstep)."""
     def job(store: GraphStore) -> tuple[RepairPlan, PlanTrace] | ProvrepairError:
         try:
             return compute_plan(store, task, list(here.faults), support_check=support_check,

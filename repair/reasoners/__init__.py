@@ -31,3 +31,12 @@ def make_reasoner(name: str, model: str | None = None, *, max_calls: int | None 
                   budget: int | None = None) -> Reasoner:
     """The reasoner registered as `name`; `max_calls`/`budget` (tokens) bound a model's use."""
     return REASONERS.create(name, model=model, max_calls=max_calls, budget=budget)
+
+
+def as_reasoner(reasoner: Reasoner | str, model: str | None = None, *,
+                max_calls: int | None = None, budget: int | None = None) -> Reasoner:
+    """What the Python API's repairs take (`run_repair`, `repair_namespace`): a Reasoner as it
+    is, or a registered name made into one (`make_reasoner`; an unknown name: ConfigError)."""
+    if isinstance(reasoner, str):
+        return make_reasoner(reasoner, model, max_calls=max_calls, budget=budget)
+    return reasoner

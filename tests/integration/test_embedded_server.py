@@ -189,7 +189,7 @@ def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
 
 def test_the_server_keeps_a_compiled_plan_for_every_query(server_home: Path) -> None:
     """FalkorDB caches 25 plans per graph unless told: fewer than one repair uses, and then
-    every statement is parsed and planned again (BENCHMARKS.md, "bench sweep --jobs")."""
+    every statement is parsed and planned again (BENCHMARKS-archive.md, "bench sweep --jobs")."""
     info = EmbeddedServer(server_home).running()
     assert info is not None
     client = redis.Redis(host=info.host, port=info.port,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from provrepair.benchmark.namespace_cases import UserHistory, user_history
-from provrepair.provenance.errors import RecordNotFound
+from provrepair.provenance.errors import ConfigError, RecordNotFound
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.namespace_patch import namespace_patch
@@ -38,7 +38,7 @@ def test_a_namespace_repair_corrects_every_answer_the_fault_reached(store: Graph
     by_task, _ = plan_from_task(store, history.fault_session, ["m_planted"])
     assert by_task == plan  # the same plan, asked from the conversation holding the fault
 
-    report = repair_namespace(store, NS, [history.fault], make_reasoner("offline", None))
+    report = repair_namespace(store, NS, [history.fault], "offline")  # a name, as run_repair
     assert report.status == "repaired"
     assert {c.task_id: c.corrected_answer for c in report.conversations} == {
         c.task_id: history.clean_answers[c.task_id] for c in plan.conversations}
@@ -57,6 +57,15 @@ def test_a_namespace_repair_corrects_every_answer_the_fault_reached(store: Graph
     again = repair_namespace(store, NS, [history.fault], make_reasoner("offline", None))
     assert again.status == "already_repaired" and again.run_id == report.run_id
     assert len(list_namespace_runs(store, NS)) == 1
+
+
+def test_an_unknown_reasoner_name_is_refused_and_leaves_no_run_or_lock(
+        falkordb_store: GraphStore) -> None:
+    with pytest.raises(ConfigError, match="ofline"):
+        repair_namespace(falkordb_store, NS, ["m_planted"], "ofline")
+    assert list_namespace_runs(falkordb_store, NS) == []
+    with pytest.raises(RecordNotFound):  # no lock left behind: the next call gets to planning
+        repair_namespace(falkordb_store, NS, ["m_planted"])
 
 
 def test_the_namespace_page_groups_the_conversations(falkordb_store: GraphStore) -> None:
