@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from provrepair.benchmark.results import latest, read_lines
+from provrepair.benchmark.results import RESULTS, latest, read_lines
 from provrepair.benchmark.tables import label
+from provrepair.provenance.errors import InputError
 
 OUTCOMES = "outcomes.json"
 READINGS = "readings.json"
@@ -57,13 +58,48 @@ def setting_name(rate: str, level: str) -> str:
     return f"noise {rate} @{level}"
 
 
+def result_files(out: Path) -> list[Path]:
+    """Each run's results.jsonl in a sweep folder. Refuses (before anything is written) a
+    folder without them, or with a run folder missing its file: a committed sweep folder keeps
+    only its tables and outcomes.json, and a report from it would overwrite good readings
+    with empty ones."""
+    runs = sorted(p for p in out.glob("seed-*/results-*-noise-*") if p.is_dir())
+    missing = [run for run in sorted({*runs, *_grid_runs(out)})
+               if not (run / RESULTS).is_file()]
+    if not runs or missing:
+        where = (f"{missing[0].relative_to(out)} has no {RESULTS}" if missing
+                 else f"no seed-*/results-*-noise-*/{RESULTS}")
+        raise _no_results(out, where)
+    return [run / RESULTS for run in runs]
+
+
+def _no_results(out: Path, where: str) -> InputError:
+    return InputError(f"bench report --out {out}: {where}; a report reads each run's results, "
+                      f"which a committed sweep folder does not keep (rerun `bench sweep --out "
+                      f"{out}` with its options to make them); nothing written")
+
+
+def _grid_runs(out: Path) -> list[Path]:
+    """The run folders the sweep.json of an earlier sweep in `out` names (none without it)."""
+    try:
+        grid = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+        return [out / f"seed-{seed}" / f"results-{float(level)}-noise-{float(rate):g}"
+                for seed in grid["seeds"] for level in grid["levels"]
+                for rate in grid["replay_noise"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
 def collect(out: Path) -> dict[str, Any]:
     """The outcomes of a sweep folder, from each run's results.jsonl (newest line per pair)."""
     settings: dict[str, Any] = {}
-    for path in sorted(out.glob("seed-*/results-*-noise-*/results.jsonl")):
+    for path in result_files(out):
         seed = path.parent.parent.name.removeprefix("seed-")
         level, _, rate = path.parent.name.removeprefix("results-").partition("-noise-")
-        lines = [x for x in latest(read_lines(path.parent)) if x.get("status") != "not_run"]
+        every = latest(read_lines(path.parent))
+        if not every:
+            raise _no_results(out, f"{path.relative_to(out)} holds no result")
+        lines = [x for x in every if x.get("status") != "not_run"]
         cases = sorted({x["case"] for x in lines})
         by_method: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
         for line in lines:
@@ -285,13 +321,17 @@ def requote(markdown: Path) -> list[str]:
     """Rewrite every `<!-- quote: PATH -->` … `<!-- end quote -->` block of `markdown` with
     the file at PATH (relative to the markdown file's folder); returns the paths quoted.
     BENCHMARKS.md quotes its result files this way (tests/unit/test_benchmarks_readings.py)."""
-    quoted: list[str] = []
+    original = markdown.read_text(encoding="utf-8")
+    quoted = [m.group(2) for m in QUOTE.finditer(original)]
+    absent = [path for path in quoted if not (markdown.parent / path).is_file()]
+    if absent:
+        raise InputError(f"bench report --quote-into {markdown}: quoted file {absent[0]} "
+                         f"does not exist; nothing rewritten")
 
     def fill(match: re.Match[str]) -> str:
-        quoted.append(match.group(2))
         text = (markdown.parent / match.group(2)).read_text(encoding="utf-8")
         return match.group(1) + text + match.group(4)
 
-    text = QUOTE.sub(fill, markdown.read_text(encoding="utf-8"))
+    text = QUOTE.sub(fill, original)
     markdown.write_text(text, encoding="utf-8")
     return quoted

@@ -199,7 +199,8 @@ def report(out: Path, quote_into: Path | None, as_json: bool) -> None:
     """Write a sweep's readings from its result files: outcomes.json (which cases each method
     recovered), readings.json, comparisons.md and headline.md (each comparison with N, mean ±
     sd, the cases that differ and a sign test's verdict). `bench sweep` writes them at its
-    end."""
+    end. It reads each run's results.jsonl, which a committed sweep folder does not keep:
+    without them it refuses and writes nothing."""
     from provrepair.benchmark.report import COMPARISONS, requote, write_report
 
     result = write_report(out)

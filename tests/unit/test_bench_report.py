@@ -5,6 +5,7 @@ not the rounding of the means."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from provrepair.benchmark.report import (
     sign_test,
     write_report,
 )
+from provrepair.provenance.errors import InputError
 
 
 def line(case: str, method: str, recovered: bool, *, state: bool | None = None,
@@ -89,7 +91,6 @@ def test_the_case_sets_of_bench_generate_and_sweep(monkeypatch: pytest.MonkeyPat
     what a user leaves out); a set whose module is missing is a one-line InputError."""
     from provrepair.benchmark import generate, transfer
     from provrepair.commands.bench import CASE_SETS, case_set_module, set_default
-    from provrepair.provenance.errors import InputError
 
     assert case_set_module("controlled") is generate
     assert (generate.SET_NAME, generate.case_count(42, 30), generate.case_count(42, None)) == \
@@ -121,3 +122,70 @@ def test_requote_fills_each_quoted_block_from_its_file(tmp_path: Path) -> None:
     assert requote(page) == ["results/a.md"]
     assert page.read_text() == "# x\n<!-- quote: results/a.md -->\n| new | table |\n" \
                                "<!-- end quote -->\ntail\n"
+
+
+
+def test_report_refuses_a_folder_without_its_result_files(tmp_path: Path) -> None:
+    """A committed sweep folder keeps its tables and outcomes.json, not results.jsonl: a
+    report there refuses in one line, exit 2, and leaves every file as it was (it once wrote
+    an empty outcomes.json over the good one)."""
+    from click.testing import CliRunner
+
+    from provrepair.cli import main
+
+    ours = "dependency_guided"
+    write_sweep(tmp_path, {"42": [line("c1", ours, True)], "7": [line("c1", ours, False)]})
+    write_report(tmp_path)
+    (tmp_path / "sweep.json").write_text(json.dumps(
+        {"seeds": [42, 7], "levels": [0.8], "replay_noise": [0.05]}))
+    for results in tmp_path.glob("seed-*/*/results.jsonl"):
+        (results.parent / "tables.md").write_text("| table |\n")
+        results.unlink()  # as committed
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    done = CliRunner().invoke(main, ["bench", "report", "--out", str(tmp_path)])
+    assert done.exit_code == 2
+    assert done.output == (
+        f"InputError: bench report --out {tmp_path}: seed-42/results-0.8-noise-0.05 has no "
+        f"results.jsonl; a report reads each run's results, which a committed sweep folder "
+        f"does not keep (rerun `bench sweep --out {tmp_path}` with its options to make them); "
+        f"nothing written\n")
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("lost", ["a seed's run folder", "an empty results.jsonl", "everything"])
+def test_report_refuses_a_sweep_missing_a_run(tmp_path: Path, lost: str) -> None:
+    ours = "dependency_guided"
+    write_sweep(tmp_path, {"42": [line("c1", ours, True)], "7": [line("c1", ours, False)]})
+    (tmp_path / "sweep.json").write_text(json.dumps(
+        {"seeds": [42, 7], "levels": [0.8], "replay_noise": [0.05]}))
+    run = tmp_path / "seed-7" / "results-0.8-noise-0.05"
+    if lost == "a seed's run folder":  # sweep.json names it
+        (run / "results.jsonl").unlink()
+        run.rmdir()
+        why = "seed-7/results-0.8-noise-0.05 has no results.jsonl"
+    elif lost == "an empty results.jsonl":
+        (run / "results.jsonl").write_text("")
+        why = "seed-7/results-0.8-noise-0.05/results.jsonl holds no result"
+    else:
+        for results in tmp_path.glob("seed-*/*/results.jsonl"):
+            results.unlink()
+            results.parent.rmdir()
+        (tmp_path / "sweep.json").unlink()
+        why = "no seed-*/results-*-noise-*/results.jsonl"
+    with pytest.raises(InputError, match=re.escape(f": {why}; a report reads")):
+        write_report(tmp_path)
+    assert not (tmp_path / OUTCOMES).exists() and not (tmp_path / COMPARISONS).exists()
+
+
+def test_requote_refuses_a_quoted_file_that_does_not_exist(tmp_path: Path) -> None:
+    from provrepair.benchmark.report import requote
+
+    (tmp_path / "a.md").write_text("| new |\n")
+    page = tmp_path / "BENCH.md"
+    text = ("<!-- quote: a.md -->\n| old |\n<!-- end quote -->\n"
+            "<!-- quote: gone/b.md -->\n| old |\n<!-- end quote -->\n")
+    page.write_text(text)
+    refused = "quoted file gone/b.md does not exist; nothing rewritten"
+    with pytest.raises(InputError, match=re.escape(refused)):
+        requote(page)
+    assert page.read_text() == text
