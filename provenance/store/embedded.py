@@ -8,12 +8,14 @@ Layout of the data directory ($PROVREPAIR_HOME, default ~/.local/share/provrepai
     server.json   {pid, port} of the running server (informative: the lock below decides)
     server.lock   flock-ed by the server process for its whole life: exactly one server per
                   data directory, found (pid from /proc, port from redis.conf) in any state
-    redis.log     the server's log (its tail is shown when a start fails)
+    redis.log     the server's log (its tail is shown when a start fails; a crash while
+                  loading the data is named instead, with the data left untouched)
     lock          held while starting or stopping, so two commands never race
 
 The server binds 127.0.0.1 on a free port, requires the password, has no Bolt port, and
-refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second, the log kept
-compact (an RDB preamble; rewritten after large ingests, as it doubles past 4 MB and at
+refuses MODULE/DEBUG commands. Durability: appendonly with fsync every second, every write
+logged as its effects (EFFECTS_THRESHOLD 0: never as a query to run again on load), the log
+kept compact (an RDB preamble; rewritten after large ingests, as it doubles past 4 MB and at
 `db stop`), so a restart loads a snapshot instead of replaying every statement. While it
 loads, commands wait and print "loading N%" on stderr; they never start a second server
 (the lock). The home and data folders are private (0700) and the server writes its files
@@ -42,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from provrepair.provenance.errors import ConfigError, StoreUnavailable
 from provrepair.provenance.process import pid_alive
@@ -49,12 +53,34 @@ from provrepair.provenance.process import pid_alive
 QUERY_CACHE_SIZE = 256  # compiled query plans kept per graph: more than cypher/ holds
 START_TIMEOUT_S = 60.0  # a server neither loading nor answering for this long has failed
 REWRITE_TIMEOUT_S = 600.0
+LOG_READ_MAX = 256 * 1024  # the end of redis.log read for the last start (a crash report: ~25 KB)
+# Lines of redis.log: a start, loading the data directory, ready, and a crash report.
+_START_LINE = "Redis is starting"
+_LOADING_LINES = ("Reading RDB", "Loading RDB", "DB loaded from", "Reading the remaining AOF")
+_READY_LINE = "Ready to accept connections"
+_CRASH_LINES = ("crashed by signal", "ASSERTION FAILED")
 
 
 def _stderr_progress(line: str) -> None:
     import sys
 
     print(line, file=sys.stderr, flush=True)
+
+
+def load_crash(log: str) -> str | None:
+    """The crash line ("Redis 8.2.3 crashed by signal: 11, si_code: 1") when the server of the
+    log's last start crashed while loading its data directory, else None. `log` is the text
+    of redis.log, or its end: the last start is found by its "Redis is starting" line."""
+    loading = False
+    for line in log[max(log.rfind(_START_LINE), 0):].splitlines():
+        if _READY_LINE in line:
+            loading = False
+        elif any(mark in line for mark in _LOADING_LINES):
+            loading = True
+        elif loading and any(mark in line for mark in _CRASH_LINES):
+            # "<pid>:M 28 Nov 2026 11:04:35.156 # Redis 8.2.3 crashed by signal: 11, ..."
+            return line.split(" # ", 1)[-1].strip(" =")
+    return None
 
 
 def default_home() -> Path:
@@ -139,9 +165,10 @@ class EmbeddedServer:
                 return None
             if self.loading(info) is None:  # answering: rewrite, then shut down cleanly
                 self.rewrite_log(info)
-                # the server closes the connection as it exits
+                # the server closes the connection as it exits: not a failure to retry
+                # (the client's default retries reconnected with backoff, ~4 s per stop)
                 with contextlib.suppress(redis.exceptions.RedisError):
-                    self._client(info).shutdown(nosave=False)
+                    self._client(info, retries=0).shutdown(nosave=False)
             else:  # loading (or not answering): its log on disk is untouched, stop it now
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(info.pid, signal.SIGTERM)
@@ -195,7 +222,8 @@ class EmbeddedServer:
             try:
                 return self._launch_once()
             except StoreUnavailable:
-                if attempt == 2 or self._server_lock_held():
+                # a server that crashed loading its data crashes again: no second try
+                if attempt == 2 or self._server_lock_held() or load_crash(self._log_end()):
                     raise
         raise AssertionError("unreachable")
 
@@ -261,7 +289,15 @@ class EmbeddedServer:
             # graph by default, fewer than one repair cycles through (ingest, lock, plan,
             # write-back, read-back), so each statement was parsed and planned anew
             # (a third of the server's CPU in `bench run`; BENCHMARKS-archive.md, "bench sweep --jobs").
-            f'loadmodule "{module}" CACHE_SIZE {QUERY_CACHE_SIZE}', "",
+            # EFFECTS_THRESHOLD 0: every write goes into the append-only file as its effects
+            # (GRAPH.EFFECT, naming entity ids), none as its query text. By default a fast
+            # write is logged as text and run again on load, a slow one as effects; a rerun
+            # can hand out other ids than the original run did (a DELETE fed by an index scan
+            # frees ids in index order, and loading the base snapshot rebuilds the index in id
+            # order), and a later effect then names a deleted or another entity: FalkorDB
+            # 4.16.3 crashed (SIGSEGV) loading a killed benchmark's data, at every restart
+            # (FalkorDB issue #2235; docs/engines.md, "The append-only file").
+            f'loadmodule "{module}" CACHE_SIZE {QUERY_CACHE_SIZE} EFFECTS_THRESHOLD 0', "",
         ])
 
     def _wait_pid(self) -> int:
@@ -290,6 +326,13 @@ class EmbeddedServer:
             elif time.monotonic() > deadline:
                 break
             time.sleep(0.1)
+        crash = load_crash(self._log_end())
+        if crash is not None:  # its bug report says nothing a user can act on: where to look
+            raise StoreUnavailable(
+                f"the embedded FalkorDB server (pid {info.pid}) crashed while loading its data "
+                f"directory {self.home / 'data'} ({crash}); the data there is left untouched: "
+                f"keep a copy of it before anything else. The server's report is in "
+                f"{self.home / 'redis.log'}")
         raise StoreUnavailable(
             f"the embedded FalkorDB server (pid {info.pid}) is not answering:\n{self._log_tail()}")
 
@@ -319,9 +362,13 @@ class EmbeddedServer:
                 f"the embedded store in {self.home} started damaged ({problem}); stop it with "
                 "`provrepair db stop`, and restore the data folder from a backup")
 
-    def _client(self, info: ServerInfo) -> redis.Redis:
+    def _client(self, info: ServerInfo, retries: int | None = None) -> redis.Redis:
+        """A client of the server; `retries` replaces the client's default retries."""
+        if retries is None:
+            return redis.Redis(host=info.host, port=info.port, password=self.password(),
+                               socket_timeout=5)
         return redis.Redis(host=info.host, port=info.port, password=self.password(),
-                           socket_timeout=5)
+                           socket_timeout=5, retry=Retry(NoBackoff(), retries))
 
     def _take_server_lock(self) -> int:
         """The server lock, taken (its fd), or StoreUnavailable when a server holds it."""
@@ -411,6 +458,15 @@ class EmbeddedServer:
         fd = os.open(self.home / "server.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(json.dumps({"pid": info.pid, "port": info.port}))
+
+    def _log_end(self) -> str:
+        """The end of redis.log (LOG_READ_MAX bytes), "" when there is none."""
+        try:
+            with open(self.home / "redis.log", "rb") as handle:
+                handle.seek(max(0, handle.seek(0, os.SEEK_END) - LOG_READ_MAX))
+                return handle.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
 
     def _log_tail(self, lines: int = 8) -> str:
         try:

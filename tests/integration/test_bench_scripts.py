@@ -35,6 +35,8 @@ TINY: dict[str, tuple[list[str], str]] = {
                   rf"\| `provrepair tasks` \| {NUMBER} \| {NUMBER} \|"),
     # the FalkorDB defect reproduced on raw redis-server: the guarded statements stay clean
     "engine_delete_repro": ([], r"(?m)^guarded +clean: \d+ rows"),
+    "effects_log": (["--steps", "20", "--reps", "1"],
+                    rf"\| 20 \| {NUMBER} \| effects \| {NUMBER} \|.* \| True \|"),
     "ingest": (["--sizes", "1000", "--reps", "1", "--recorder-steps", "50",
                 "--recorder-preload", "1000"],
                rf"### Batched ingest[\s\S]*\n\| {NUMBER} \| {NUMBER} \| {NUMBER} \|"),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from falkordb import FalkorDB
 
 from provrepair.provenance.store.embedded import EmbeddedServer, servers_in
 from tests.helpers import EXAMPLE
@@ -67,13 +68,11 @@ def test_data_persists_across_stop_and_start(home_cli: HomeCli) -> None:
     assert home_cli("show", "--task", "shopping_task_014", "--json").stdout == before
 
 
-def test_killed_server_leaves_a_stale_pid_that_is_detected(home_cli: HomeCli) -> None:
-    home_cli("ingest", str(EXAMPLE))
-    status = json.loads(home_cli("db", "status", "--json").stdout)
-    pid, port = status["pid"], int(status["uri"].rsplit(":", 1)[1])
-    # appendfsync everysec may hold the log's tail in the server's buffer; once it is written
-    # to the file, a kill -9 of the process (not of the machine) loses nothing
-    client = redis.Redis(host="127.0.0.1", port=port, password=EmbeddedServer(home_cli.home).password())
+def kill_once_logged(home: Path, pid: int, port: int) -> None:
+    """kill -9 the server once its append-only log holds every write: appendfsync everysec
+    may hold the log's tail in the server's buffer; once it is written to the file, a kill
+    of the process (not of the machine) loses nothing."""
+    client = redis.Redis(host="127.0.0.1", port=port, password=EmbeddedServer(home).password())
     try:
         deadline = time.monotonic() + 10
         while client.info("persistence")["aof_buffer_length"] != 0:
@@ -85,6 +84,13 @@ def test_killed_server_leaves_a_stale_pid_that_is_detected(home_cli: HomeCli) ->
     deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def test_killed_server_leaves_a_stale_pid_that_is_detected(home_cli: HomeCli) -> None:
+    home_cli("ingest", str(EXAMPLE))
+    status = json.loads(home_cli("db", "status", "--json").stdout)
+    pid, port = status["pid"], int(status["uri"].rsplit(":", 1)[1])
+    kill_once_logged(home_cli.home, pid, port)
     assert json.loads(home_cli("db", "status", "--json").stdout)["running"] is False
     restarted = json.loads(home_cli("db", "start", "--json").stdout)
     assert restarted["started"] is True and restarted["pid"] != pid
@@ -187,16 +193,57 @@ def test_the_lock_dies_with_the_server(home_cli: HomeCli) -> None:
     assert restarted["started"] is True and servers_in(home_cli.home) == [restarted["pid"]]
 
 
+def module_setting(home: Path, name: str) -> int:
+    """A FalkorDB module setting of the running server of `home` (GRAPH.CONFIG GET)."""
+    info = EmbeddedServer(home).running()
+    assert info is not None
+    client = redis.Redis(host=info.host, port=info.port, password=EmbeddedServer(home).password())
+    try:
+        _, value = client.execute_command("GRAPH.CONFIG", "GET", name)
+    finally:
+        client.close()
+    return int(value)
+
+
 def test_the_server_keeps_a_compiled_plan_for_every_query(server_home: Path) -> None:
     """FalkorDB caches 25 plans per graph unless told: fewer than one repair uses, and then
     every statement is parsed and planned again (BENCHMARKS-archive.md, "bench sweep --jobs")."""
-    info = EmbeddedServer(server_home).running()
-    assert info is not None
-    client = redis.Redis(host=info.host, port=info.port,
-                         password=EmbeddedServer(server_home).password())
-    try:
-        _, size = client.execute_command("GRAPH.CONFIG", "GET", "CACHE_SIZE")
-    finally:
-        client.close()
+    size = module_setting(server_home, "CACHE_SIZE")
     queries = list((Path(__file__).resolve().parents[2] / "cypher").rglob("*.cypher"))
-    assert len(queries) > 25 and int(size) >= len(queries)
+    assert len(queries) > 25 and size >= len(queries)
+
+
+def test_the_server_logs_every_write_as_its_effects(server_home: Path) -> None:
+    """EFFECTS_THRESHOLD 0: no write goes into the append-only file as query text to be run
+    again on load (docs/engines.md, "The append-only file"); by default a fast one does."""
+    assert module_setting(server_home, "EFFECTS_THRESHOLD") == 0
+
+
+def test_a_log_whose_reruns_would_move_ids_reloads_whole(home_cli: HomeCli) -> None:
+    """FalkorDB issue #2235, reduced (docs/engines.md, "The append-only file"): an index-fed
+    DELETE frees ids in index order, and loading the base snapshot rebuilds the index in id
+    order; logged as query text, the DELETE and the CREATE after it rerun on load with
+    another id, and the slow SET, logged as effects naming the node's id, crashed the load
+    (SIGSEGV) with the default EFFECTS_THRESHOLD. The product's server, killed and started
+    again, holds the same nodes under the same ids."""
+    server = EmbeddedServer(home_cli.home)
+    info, _ = server.start()
+    graph = FalkorDB(host=info.host, port=info.port,
+                     password=server.password()).select_graph("reload_probe")
+    graph.query("CREATE INDEX FOR (n:N) ON (n.k)")
+    graph.query("UNWIND range(0, 2) AS i CREATE (:N {k: 'a', i: i})")
+    for i in (2, 0, 1):  # each SET of an indexed property adds the node to the index anew
+        graph.query("MATCH (n:N {i: $i}) SET n.k = 'b'", {"i": i})
+    server.rewrite_log(info)
+    graph.query("MATCH (n:N {k: 'b'}) DELETE n")
+    graph.query("CREATE (:N {k: 'c', name: 'new'})")
+    graph.query("MATCH (n:N {name: 'new'}) WITH n, range(1, 300000) AS pad SET n.v = size(pad)")
+    probe = "MATCH (n:N) RETURN id(n), n.k, n.name, n.v ORDER BY id(n)"
+    before = graph.query(probe).result_set
+    assert [row[1:] for row in before] == [["c", "new", 300000]]
+    kill_once_logged(home_cli.home, info.pid, info.port)
+    again, started = EmbeddedServer(home_cli.home).start()
+    assert started
+    graph = FalkorDB(host=again.host, port=again.port,
+                     password=server.password()).select_graph("reload_probe")
+    assert graph.query(probe).result_set == before
