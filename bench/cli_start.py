@@ -7,6 +7,9 @@ machine load hits both alike; the median and the after/before ratio are printed 
 Markdown table. The store commands talk to the embedded store of a throwaway
 PROVREPAIR_HOME with the bundled example ingested (started once, stopped at the end).
 Runs only the installed console scripts; imports nothing from the repository.
+
+`db stop` is timed apart: each repetition starts a server in a fresh home with each install
+and times its `provrepair db stop` (the command waits until the server has exited).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ def main() -> None:
             rows = [measure(args.before, args.after, cmd, env, args.reps) for cmd in COMMANDS]
         finally:
             subprocess.run([args.after, "db", "stop"], env=env, capture_output=True)
+    rows.append(measure_stop(args.before, args.after, args.reps))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f} at the end; {args.reps} runs each, interleaved\n")
     print("| command | before (median s) | after (median s) | after ÷ before |")
@@ -67,6 +71,19 @@ def measure(before: str, after: str, cmd: list[str], env: dict[str, str],
         for exe in (before, after):
             times[exe].append(timed(exe, cmd, env))
     return cmd, statistics.median(times[before]), statistics.median(times[after])
+
+
+def measure_stop(before: str, after: str, reps: int) -> tuple[list[str], float, float]:
+    """`db stop` of a server each install started in a home of its own, interleaved."""
+    times: dict[str, list[float]] = {before: [], after: []}
+    for _ in range(reps):
+        for exe in (before, after):
+            with tempfile.TemporaryDirectory() as home:
+                env = {**os.environ, "PROVREPAIR_HOME": home}
+                env.pop("PROVREPAIR_URI", None)
+                timed(exe, ["db", "start"], env)
+                times[exe].append(timed(exe, ["db", "stop"], env))
+    return ["db", "stop"], statistics.median(times[before]), statistics.median(times[after])
 
 
 if __name__ == "__main__":

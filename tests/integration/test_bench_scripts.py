@@ -32,7 +32,8 @@ NUMBER = r"[\d,.]+"
 # script → (its tiniest arguments, what its stdout must match)
 TINY: dict[str, tuple[list[str], str]] = {
     "cli_start": (["--before", CONSOLE, "--after", CONSOLE, "--example", EXAMPLE, "--reps", "1"],
-                  rf"\| `provrepair tasks` \| {NUMBER} \| {NUMBER} \|"),
+                  rf"\| `provrepair tasks` \| {NUMBER} \| {NUMBER} \|[\s\S]*"
+                  rf"\| `provrepair db stop` \| {NUMBER} \| {NUMBER} \|"),
     # the FalkorDB defect reproduced on raw redis-server: the guarded statements stay clean
     "engine_delete_repro": ([], r"(?m)^guarded +clean: \d+ rows"),
     "effects_log": (["--steps", "20", "--reps", "1"],
