@@ -106,11 +106,13 @@ class Mem0Memory:
 
     def put(self, memory_id: str, content: str) -> None:
         active = self._find(memory_id, self.scope)
+        hidden = self._find(memory_id, self.hidden)
         if active:
             self.memory.update(active[0]["id"], text=content)
-        else:
-            self._add(content, self.scope, memory_id, {})
-        for record in [*active[1:], *self._find(memory_id, self.hidden)]:
+        else:  # a restore keeps the quarantined copy's metadata (the agent may filter on it)
+            self._add(content, self.scope, memory_id,
+                      (hidden[0].get("metadata") or {}) if hidden else {})
+        for record in [*active[1:], *hidden]:
             self.memory.delete(record["id"])
 
     def remove(self, memory_id: str) -> None:

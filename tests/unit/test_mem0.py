@@ -52,7 +52,8 @@ def endpoint() -> Iterator[str]:
 def seeded(tmp_path: Path, endpoint: str) -> Iterator[tuple[Any, dict[str, str]]]:
     """Alice's memory (mem0 numbered each record) and bob's, holding the same texts."""
     memory = open_memory(tmp_path, endpoint)
-    ids = {name: memory.add(text, **ALICE, infer=False)["results"][0]["id"]
+    ids = {name: memory.add(text, **ALICE, metadata={"topic": name},
+                            infer=False)["results"][0]["id"]
            for name, text in RECORDED.items()}
     memory.add(RECORDED["keep"], user_id="bob", infer=False)
     yield memory, ids
@@ -111,6 +112,8 @@ def test_a_patch_by_mem0s_ids(seeded: tuple[Any, dict[str, str]]) -> None:
     assert apply_patch(restore, Mem0Memory(memory, ALICE)).applied == [
         f"restore {ids['derived']}"]
     assert Mem0Memory(memory, ALICE).get(ids["derived"]) == RECORDED["derived"]  # mapped
+    restored = memory.get_all(filters={**ALICE, "provrepair_id": ids["derived"]})["results"]
+    assert [r["metadata"]["topic"] for r in restored] == ["derived"]  # what the agent filters on
     assert scope_records(memory, user_id=QUARANTINE_PREFIX + "alice") == {}
 
 
