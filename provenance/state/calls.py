@@ -11,8 +11,9 @@ did before it issues anything.
     PENDING ── repair --resume --skip STEP ────────────→ SKIPPED   (the step stays unresolved)
     (none) | APPROVED ── intent committed, then sent ──→ ISSUING   outcome unknown until …
     ISSUING ── the tool answered ──────────────────────→ DONE      result kept, reused, never re-sent
-    ISSUING ── the tool answered an error / raised ────→ FAILED
-    ISSUING ── refused before sending (its arguments) ─→ REJECTED  nothing happened
+    ISSUING ── the tool answered an error / raised ────→ FAILED    it may have acted: never re-sent
+    ISSUING ── refused before sending (its arguments) ─→ REJECTED  nothing happened; an approval
+        covers one sending, so it waits for a new decision
     ISSUING, seen by a later run (no result) ──────────→ the outcome is unknown: PENDING for a
         person ("may have been issued"), unless re-sending is safe (a read-only or idempotent
         tool, or one that accepts the call's idempotency key: then re-sent with the same key)

@@ -183,3 +183,91 @@ def test_an_approval_never_lets_through_a_call_other_than_the_one_shown(
     skipped = repair(store, task, reasoner=RewrittenEmail(after=0), skip=frozenset({"s_007"}))
     assert skipped.status == "partial" and "not re-issued (--skip)" in skipped.unresolved["s_007"]
     assert tools(effects) == ["issue_refund", "log_audit"]  # no email was ever sent
+
+
+def _refund_then_bug(order_id: str, amount: str) -> str:
+    """A refund whose code fails after the money moved (a TypeError inside the function)."""
+    side_effect_tools.refund(order_id, amount)
+    return str(len(None))  # type: ignore[arg-type]
+
+
+def test_a_tool_that_raises_after_acting_is_never_sent_again(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """One approval, one sending: an exception from inside the call (a TypeError too) may
+    come after it acted, so the call is FAILED and `--continue` never sends it again."""
+    store = falkordb_store
+    buggy = ToolSet().add(_refund_then_bug, "irreversible", name="issue_refund")
+    task = ingest(store, REFUND)
+    assert repair(store, task, buggy).status == "needs_human"
+    sent = repair(store, task, buggy, approve=frozenset({"s_003"}))
+    assert sent.status == "partial" and "TypeError" in sent.unresolved["s_003"]
+    for _ in range(2):
+        again = repair_task(store, task, OfflineReasoner(), tools=buggy, continue_partial=True)
+        assert "not sent again" in again.unresolved["s_003"], again.unresolved
+    assert tools(effects) == ["issue_refund"]
+    [logged] = read_calls(store, task)
+    assert (logged.status, logged.attempts) == (CallStatus.FAILED, 1)
+
+
+class RewordedRefund:
+    """The offline reasoner, except that it writes the refund's amount another way ("120.00
+    USD" for "$120.00"): a resume regenerates the step with other arguments."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineReasoner()
+
+    def regenerate(self, request: StepRequest) -> StepOutput:
+        output = self.inner.regenerate(request)
+        if request.step.step_id == "s_003" and output.tool_call is not None:
+            call = ToolCall("issue_refund", {**output.tool_call.args, "amount": "120.00 USD"})
+            return StepOutput(call.content(), output.cited_ids, tool_call=call)
+        return output
+
+
+def _void_refund(order_id: str, amount: str) -> str:
+    side_effect_tools._effect("void_refund", order_id=order_id, amount=amount)
+    return "voided"
+
+
+COMPENSABLE = (ToolSet()
+               .add(side_effect_tools.refund, "compensable", compensate="void_refund",
+                    name="issue_refund")
+               .add(_void_refund, "idempotent", name="void_refund")
+               .add(side_effect_tools.log_audit, "irreversible")
+               .add(side_effect_tools.send_email, "irreversible"))
+
+
+def test_a_step_that_sent_a_call_stops_before_sending_a_different_one(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """A compensable refund sent by the first run (after voiding the recorded one); the
+    resume regenerates it with other arguments: it stops for a person, showing the earlier
+    call and the new one, and sends nothing (a call is named by its arguments, so the log
+    alone would not see it as the same refund)."""
+    store = falkordb_store
+    task = ingest(store, CHAIN)
+    first = repair(store, task, COMPENSABLE)
+    assert first.status == "needs_human" and tools(effects) == ["void_refund", "issue_refund"]
+    second = repair(store, task, COMPENSABLE, reasoner=RewordedRefund(),
+                    approve=frozenset({"s_004"}))
+    assert second.status == "needs_human"
+    [shown] = [p for p in second.pending if p["step_id"] == "s_003"]
+    assert shown["args"]["amount"] == "120.00 USD"
+    assert "already sent a different call" in shown["reason"]
+    assert call_id("s_003", "issue_refund", ARGS) in shown["reason"]
+    assert tools(effects, "issue_refund") == ["issue_refund"]
+
+
+
+def test_a_stop_before_an_irreversible_call_says_its_step_already_sent_another(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    store = falkordb_store
+    task = ingest(store, CHAIN)
+    repair(store, task)
+    repair(store, task, approve=frozenset({"s_003"}))
+    again = repair(store, task, reasoner=RewordedRefund(), approve=frozenset({"s_004"}))
+    [shown] = [p for p in again.pending if p["step_id"] == "s_003"]
+    assert shown["args"]["amount"] == "120.00 USD"
+    assert "step 's_003' already sent a different call: issue_refund" in shown["reason"]
+    assert tools(effects, "issue_refund") == ["issue_refund"]

@@ -163,3 +163,12 @@ def test_long_texts_are_cut_in_prompts_with_a_marker() -> None:
     assert shown.endswith("[… cut: 1,044,576 of 1,048,576 characters left out]")
     assert len(huge.content) == 1 << 20
     assert bounded("short") == "short" and bounded(None) is None
+
+
+def test_an_approval_covers_one_sending(effects: Path) -> None:
+    """A call a person approved that was sent and refused (REJECTED) needs a new decision."""
+    calls = gate(side_effect_tools.TOOLS, logged(CallStatus.REJECTED, approved_run="run-1",
+                                                 attempts=1))
+    with pytest.raises(CallPending):
+        calls.issue("s_003", "issue_refund", ARGS, ARGS)
+    assert not effects.exists() and calls.sent == 0

@@ -67,6 +67,25 @@ def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
         tools.call("place_order", {"store": "StoreA"})
 
 
+def test_arguments_are_checked_before_the_call_and_an_error_inside_it_is_a_failure() -> None:
+    """A TypeError from inside the function may come after it acted: FAILED (never sent
+    again), not REJECTED; arguments its signature refuses are rejected before it runs."""
+    ran: list[str] = []
+
+    def charge(amount: str) -> str:
+        ran.append(amount)
+        return str(len(None))  # type: ignore[arg-type]
+
+    run = ToolSet().add(charge, "irreversible").runner("charge")
+    assert run is not None
+    with pytest.raises(ToolCallRejected, match="cannot run with arguments \\['sum'\\]"):
+        run({"sum": "1"})
+    assert ran == []
+    with pytest.raises(ToolFailed, match="charge failed: TypeError") as failed:
+        run({"amount": "1"})
+    assert not isinstance(failed.value, ToolCallRejected) and ran == ["1"]
+
+
 def test_openai_schemas_check_arguments_before_the_call() -> None:
     schema = {"type": "function", "function": {"name": "get_price", "parameters": {
         "type": "object", "properties": {"store": {"type": "string"}}, "required": ["store"],
