@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from provrepair.provenance.errors import NothingToResume
-from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.ingest import delete_task, ingest_case
 from provrepair.provenance.state.calls import CallStatus, call_id
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
@@ -108,6 +108,24 @@ def test_the_log_keeps_each_transition_on_both_engines(store: GraphStore) -> Non
     assert (logged.status, logged.attempts, logged.run_id, logged.approved_run, logged.result,
             logged.facts, logged.created, logged.args) == (
         CallStatus.DONE, 1, "run-2", "run-2", "Refunded", [{"a": 1}], 1000, ARGS)
+
+
+def test_a_new_version_and_a_delete_keep_the_issued_calls_on_both_engines(
+        store: GraphStore) -> None:
+    """swap_staged_task keeps the calls that may have acted (by the statuses Python passes),
+    delete_task keeps the whole log."""
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    sent = LoggedCall(call_id("s_003", "issue_refund", ARGS), "s_003", "issue_refund", ARGS,
+                      CallStatus.DONE, "irreversible", run_id="run-1", attempts=1)
+    write_calls(store, task, [sent, LoggedCall("0" * 12, "s_009", "send_email", {},
+                                               CallStatus.APPROVED)])
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    assert [(c.call_id, c.status) for c in read_calls(store, task)] == [
+        (sent.call_id, CallStatus.DONE)]
+    delete_task(store, task)
+    assert [c.call_id for c in read_calls(store, task)] == [sent.call_id]
 
 
 def test_approving_one_stop_at_a_time_makes_progress_and_acts_once(
@@ -271,3 +289,24 @@ def test_a_stop_before_an_irreversible_call_says_its_step_already_sent_another(
     assert shown["args"]["amount"] == "120.00 USD"
     assert "step 's_003' already sent a different call: issue_refund" in shown["reason"]
     assert tools(effects, "issue_refund") == ["issue_refund"]
+
+
+def test_a_new_version_or_a_deleted_task_keeps_the_calls_sent(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """`ingest --replace` and `delete` drop a version and its runs, never the log of what its
+    repairs sent: the repair of the version ingested next reuses the refund's result."""
+    store = falkordb_store
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    repair(store, task)
+    assert repair(store, task, approve=frozenset({"s_003"})).status == "repaired"
+    assert tools(effects) == ["issue_refund"]
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    again = repair(store, task)
+    assert (again.status, again.counts["reused_calls"]) == ("repaired", 1), again.unresolved
+    delete_task(store, task)
+    ingest_case(store, parse_case(raw))
+    after_delete = repair(store, task)
+    assert (after_delete.status, after_delete.counts["reused_calls"]) == ("repaired", 1)
+    assert tools(effects) == ["issue_refund"]  # never sent again
