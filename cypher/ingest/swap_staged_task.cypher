@@ -5,7 +5,8 @@
 // only if the staged copy has its task record, drop the old version of the task (with its
 // repair runs, which describe a graph that no longer exists) and move the staged copy into
 // place by rewriting its keys (uid = key + "/" + encoded id). The call log keeps every call
-// that may have acted in the world (`issued`: provenance/state/calls.py ISSUED), so a repair
+// that may have acted in the world (`issued`: provenance/state/calls.py ISSUED; or one sent
+// before, attempts > 0, that a decision relabelled: is_issued there), so a repair
 // of the new version never sends one again; the calls that only waited on a person (shown,
 // approved, skipped, refused) go with the old version's stops.
 // A crash before this statement leaves the old version untouched; after it, the new one.
@@ -58,7 +59,7 @@ OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH DISTINCT st
 OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
-WHERE NOT call.status IN $issued
+WHERE NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0
 DELETE call
 WITH DISTINCT st
 OPTIONAL MATCH (o:Node {task_key: $task_key})

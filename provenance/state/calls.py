@@ -43,12 +43,13 @@ class CallStatus(StrEnum):
 
 # Calls that may have acted in the world (what `history` and `show` list as side effects).
 ISSUED = frozenset({CallStatus.ISSUING, CallStatus.DONE, CallStatus.FAILED})
-# Calls a person is asked about (a stop lists them; `provrepair pending` prints them again).
-AWAITING = frozenset({CallStatus.PENDING})
 
 
-def is_issued(status: object) -> bool:
-    return status in ISSUED
+def is_issued(status: object, attempts: int = 0) -> bool:
+    """The call may have acted in the world: its status says so, or it was sent before
+    (`attempts`, which counts sendings: a refused one is not counted) and a person's decision
+    since (--skip, a stop showing it again) relabelled it; such a call stays visible."""
+    return status in ISSUED or attempts > 0
 
 
 def has_result(status: object) -> bool:

@@ -174,7 +174,7 @@ def read_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
 
 def issued_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
     """The calls that may have acted in the world (sent, with or without an answer)."""
-    return [c for c in read_calls(store, task_id) if is_issued(c.status)]
+    return [c for c in read_calls(store, task_id) if is_issued(c.status, c.attempts)]
 
 
 def side_effects(store: GraphStore, task_id: str) -> list[LoggedCall]:
@@ -338,7 +338,8 @@ class Calls:
         self.sent += 1
         try:
             result = self.registry.call(call.tool, sent)
-        except ToolNotSent as exc:
+        except ToolNotSent as exc:  # not a sending: not counted
+            call.attempts -= 1
             record(_ended(call, CallStatus.REJECTED, error=str(exc)))
             raise
         except ToolOutcomeUnknown as exc:  # stays ISSUING: a later run sees an unknown outcome
@@ -427,7 +428,7 @@ def _no_other_call_sent(pending: PendingCall, log: CallLog,
     regenerated the step with other arguments) stops for a person, who sees both."""
     earlier = [c for c in log.calls.values()
                if c.step_id == pending.step_id and c.call_id != pending.call_id
-               and is_issued(c.status) and c.side_effect != SideEffect.READ_ONLY
+               and is_issued(c.status, c.attempts) and c.side_effect != SideEffect.READ_ONLY
                and (undo is None or (c.tool, c.args) != (undo[0], undo[1]))]
     if not earlier:
         return

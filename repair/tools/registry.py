@@ -52,7 +52,6 @@ class ToolRegistry:
         self.world = dict(world)
         self.pack = dict(pack or {})
         self._cursor: dict[str, int] = defaultdict(int)
-        self.calls = 0
 
     def spec(self, tool: str) -> ToolSpec | None:
         """The tool's declared class (user, then case, then pack); None: undeclared."""
@@ -108,9 +107,7 @@ class ToolRegistry:
         return self.declared is not None and self.declared.runner(tool) is not None
 
     def call(self, tool: str, args: dict[str, Any]) -> ToolResult:
-        run = self.prepare(tool, args)
-        self.calls += 1
-        return run(args)
+        return self.prepare(tool, args)(args)
 
     def _entries(self, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         return [e for e in self.world.get("tool_results", [])

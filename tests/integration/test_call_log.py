@@ -25,7 +25,7 @@ from provrepair.repair.derive import ToolCall
 from provrepair.repair.reasoners.base import StepOutput, StepRequest
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.service import RepairReport, Resume, repair_task
-from provrepair.repair.tools.calllog import LoggedCall, read_calls, write_calls
+from provrepair.repair.tools.calllog import LoggedCall, issued_calls, read_calls, write_calls
 from provrepair.repair.tools.declared import ToolSet
 from tests import hooked_cli, side_effect_tools
 from tests.conftest import REPO, Cli
@@ -310,3 +310,22 @@ def test_a_new_version_or_a_deleted_task_keeps_the_calls_sent(
     after_delete = repair(store, task)
     assert (after_delete.status, after_delete.counts["reused_calls"]) == ("repaired", 1)
     assert tools(effects) == ["issue_refund"]  # never sent again
+
+
+def test_a_call_that_may_have_been_sent_stays_in_the_history_when_skipped(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """A resume died after committing the refund's intent; the next stop says it may have
+    been issued, and the person skips it: the log still lists it among what was sent."""
+    store = falkordb_store
+    task = ingest(store, REFUND)
+    repair(store, task)
+    refund = call_id("s_003", "issue_refund", ARGS)
+    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
+                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
+                                         attempts=1)])
+    shown = repair(store, task, approve=frozenset())
+    assert [(p["call_id"], p["kind"]) for p in shown.pending] == [(refund, "unknown_outcome")]
+    skipped = repair(store, task, skip=frozenset({"s_003"}))
+    assert skipped.status == "partial"
+    assert [(c.call_id, c.status) for c in issued_calls(store, task)] == [
+        (refund, CallStatus.SKIPPED)]
