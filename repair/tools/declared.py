@@ -176,6 +176,12 @@ class ToolSet:
                 return server.annotated_spec(name)
         return None
 
+    def serves(self, name: str) -> bool:
+        """The user's own implementation runs this tool (a callable, an MCP server's)."""
+        tool = self.tools.get(name)
+        return (tool is not None and tool.run is not None) or \
+            any(name in server.tool_names() for server in self.servers)
+
     def idempotency_key(self, name: str) -> str | None:
         tool = self.tools.get(name)
         return tool.idempotency_key if tool is not None else None

@@ -54,9 +54,14 @@ class ToolRegistry:
         self._cursor: dict[str, int] = defaultdict(int)
 
     def spec(self, tool: str) -> ToolSpec | None:
-        """The tool's declared class (user, then case, then pack); None: undeclared."""
+        """The tool's declared class (user, then case, then pack); None: undeclared. The
+        pack's class is a simulated domain's: never that of the user's own tool of the same
+        name (undeclared, it is irreversible)."""
         declared = self.declared.spec(tool) if self.declared is not None else None
-        return declared or self.specs.get(tool) or self.pack_specs.get(tool)
+        if declared is not None or tool in self.specs:
+            return declared or self.specs[tool]
+        own = self.declared is not None and self.declared.serves(tool)
+        return None if own else self.pack_specs.get(tool)
 
     def available(self) -> list[ToolSpec]:
         """The tools a reasoner may call, each with its class (an undeclared one as

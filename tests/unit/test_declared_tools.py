@@ -56,6 +56,17 @@ def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
     assert declared.side_effect("refund") is SideEffect.IDEMPOTENT
 
 
+def test_a_users_undeclared_tool_never_takes_the_packs_class() -> None:
+    """The travel pack's book_flight is compensable; the user's own book_flight, served
+    without a class, is irreversible (and the pack's class still holds without it)."""
+    schema = {"type": "function", "function": {"name": "book_flight", "parameters": {}}}
+    own = ToolSet().add_openai([schema], implementations={"book_flight": lambda **a: "ok"})
+    assert ToolRegistry([], {}, domain_tools("travel"), declared=own).side_effect(
+        "book_flight") is None
+    assert ToolRegistry([], {}, domain_tools("travel"), declared=ToolSet()).side_effect(
+        "book_flight") is SideEffect.COMPENSABLE
+
+
 def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
     tools = ToolRegistry([], {}, declared=TOOLS)
     assert json.loads(tools.call("get_price", {"store": "StoreA"}).result)["price"] == "$68.50"
