@@ -213,6 +213,16 @@ def repair(task_id: str | None, reasoner: str, model: str | None, max_calls: int
 
     if namespace is None and task_id is None:
         raise InputError("give --task ID (or --namespace NS)")
+    if namespace is not None:  # never silently ignored: --dry-run would repair for real
+        unsupported = {"--task": task_id is not None, "--dry-run": dry_run, "--resume": resume,
+                       "--continue": continue_partial, "--no-early-cutoff": no_early_cutoff,
+                       "--method": method != "dependency_guided",
+                       "--quarantine-copies": quarantine_copies, "--scope": scope != "task"}
+        given = [name for name, on in unsupported.items() if on]
+        if given:
+            raise InputError(f"repair --namespace {namespace}: {given[0]} is not supported with "
+                             "--namespace (`plan --namespace` shows what it would do without "
+                             "acting; after a stop, --approve/--skip TASK:STEP)")
     if (approve or skip) and not resume and namespace is None:
         raise InputError("--approve and --skip go with --resume")
     if (resume or continue_partial) and (dry_run or faults):

@@ -15,6 +15,7 @@ except the CREATE batches of 3, which write only into the staging copy that 1 cl
                                        to the shared records (provenance/agent_records.py)
   5. merge_evaluation (vault)          evaluation data keyed by task + content hash
   6. swap_staged_task                  ONE statement: old version out, staged copy in
+                                       (the calls its repairs sent stay in the call log)
   7. prune_evaluations (vault)         evaluation records of other versions
 A crash before 6 leaves the old version (or no task) exactly as it was, plus garbage the next
 run clears; a crash after 6 leaves the new version, whose evaluation was written in 5.
@@ -48,6 +49,7 @@ from provrepair.provenance.rows import (
     step_row_json,
     task_props,
 )
+from provrepair.provenance.state.calls import ISSUED
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement, batched
 from provrepair.provenance.vocab import SUFFICIENCY_EDGES
 
@@ -213,7 +215,8 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     store.run("merge_evaluation", {"eval_key": keep, "task_key": live,
                                    "props": evaluation_props(case)})
     checkpoint("ingest_before_swap")
-    swapped = store.run("swap_staged_task", {"task_key": live, "staging_key": staged})
+    swapped = store.run("swap_staged_task", {"task_key": live, "staging_key": staged,
+                                             "issued": sorted(ISSUED)})
     if not swapped or swapped[0]["swapped"] != 1:
         raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
@@ -241,8 +244,9 @@ def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges:
 
 def delete_task(store: GraphStore, task_id: str) -> int:
     """Remove a stored task: its evaluation records, a leftover staged copy, then the task
-    with its nodes and runs in one statement. Under the task lock; returns the nodes removed.
-    A crash in between leaves the task readable (only its evaluation gone) and re-running
+    with its nodes and runs in one statement (the log of the calls its repairs issued stays:
+    a task ingested again under the id never sends them again). Under the task lock; returns
+    the nodes removed. A crash in between leaves the task readable (only its evaluation gone) and re-running
     finishes the job."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
     with task_lock(store, task_id, new_owner_id("delete"), "delete"):

@@ -166,9 +166,11 @@ CAPTURE_PROPERTIES = ("span_key", "trace_id", "start_ns", "written_ns", "span_js
                       "warnings", "capture_token")
 
 # The call log's properties (:ToolCall, cypher/calls/*.cypher; repair/tools/calllog.py).
-CALL_PROPERTIES = ("call_key", "call_id", "step_id", "tool", "args_json", "side_effect",
-                   "idempotency_key", "attempts", "stopped_run", "reason", "approved_run",
-                   "approved_at", "issued_at", "finished_at", "result", "result_status", "error")
+# (tests/unit/test_call_gate.py checks them against what the log writes)
+CALL_PROPERTIES = ("call_key", "created", "call_id", "step_id", "tool", "args_json", "status",
+                   "side_effect", "run_id", "attempts", "stopped_run", "reason", "approved_run",
+                   "approved_at", "issued_at", "finished_at", "result", "result_status",
+                   "facts_json", "error")
 
 # Property keys the queries may use (fed to the linter so typos are caught).
 PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES, *CALL_PROPERTIES,

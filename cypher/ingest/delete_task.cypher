@@ -3,7 +3,9 @@
 // params: task_key
 // Removes a task's nodes, edges and task record in one statement (atomic on both engines).
 // Used to clear a staging copy left by an interrupted ingest. The live capture's journal of
-// the task goes too: a deleted conversation is not brought back by its next trace.
+// the task goes too: a deleted conversation is not brought back by its next trace. The call
+// log (:ToolCall) stays: what a repair sent in the world is not forgotten, so a task ingested
+// again under the id never sends those calls again (README, "When a person must decide").
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
 // dropped from every label matrix not yet resized to the graph's node capacity (the label
 // is then scanned over a node with no attributes: 'Attempted to access undefined
@@ -50,9 +52,6 @@ WITH count(*) AS tasks
 OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH count(*) AS runs
-OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
-DELETE call
-WITH count(*) AS calls
 OPTIONAL MATCH (c:CaptureSpan {task_key: $task_key})
 DELETE c
 WITH count(*) AS journal

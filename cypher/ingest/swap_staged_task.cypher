@@ -1,10 +1,14 @@
 // name: swap_staged_task
 // mode: write
-// params: task_key, staging_key
+// params: task_key, staging_key, issued
 // The atomic step of ingest (one statement; FalkorDB has no multi-statement transactions):
 // only if the staged copy has its task record, drop the old version of the task (with its
-// repair runs, which describe a graph that no longer exists, and their call log) and move
-// the staged copy into place by rewriting its keys (uid = key + "/" + encoded id).
+// repair runs, which describe a graph that no longer exists) and move the staged copy into
+// place by rewriting its keys (uid = key + "/" + encoded id). The call log keeps every call
+// that may have acted in the world (`issued`: provenance/state/calls.py ISSUED; or one sent
+// before, attempts > 0, that a decision relabelled: is_issued there), so a repair
+// of the new version never sends one again; the calls that only waited on a person (shown,
+// approved, skipped, refused) go with the old version's stops.
 // A crash before this statement leaves the old version untouched; after it, the new one.
 // `swapped` is 0 when there was no staged copy (aggregates still return one row).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
@@ -55,6 +59,7 @@ OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH DISTINCT st
 OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
+WHERE NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0
 DELETE call
 WITH DISTINCT st
 OPTIONAL MATCH (o:Node {task_key: $task_key})

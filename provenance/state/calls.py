@@ -11,8 +11,9 @@ did before it issues anything.
     PENDING ── repair --resume --skip STEP ────────────→ SKIPPED   (the step stays unresolved)
     (none) | APPROVED ── intent committed, then sent ──→ ISSUING   outcome unknown until …
     ISSUING ── the tool answered ──────────────────────→ DONE      result kept, reused, never re-sent
-    ISSUING ── the tool answered an error / raised ────→ FAILED
-    ISSUING ── refused before sending (its arguments) ─→ REJECTED  nothing happened
+    ISSUING ── the tool answered an error / raised ────→ FAILED    it may have acted: never re-sent
+    ISSUING ── refused before sending (its arguments) ─→ REJECTED  nothing happened; an approval
+        covers one sending, so it waits for a new decision
     ISSUING, seen by a later run (no result) ──────────→ the outcome is unknown: PENDING for a
         person ("may have been issued"), unless re-sending is safe (a read-only or idempotent
         tool, or one that accepts the call's idempotency key: then re-sent with the same key)
@@ -42,12 +43,13 @@ class CallStatus(StrEnum):
 
 # Calls that may have acted in the world (what `history` and `show` list as side effects).
 ISSUED = frozenset({CallStatus.ISSUING, CallStatus.DONE, CallStatus.FAILED})
-# Calls a person is asked about (a stop lists them; `provrepair pending` prints them again).
-AWAITING = frozenset({CallStatus.PENDING})
 
 
-def is_issued(status: object) -> bool:
-    return status in ISSUED
+def is_issued(status: object, attempts: int = 0) -> bool:
+    """The call may have acted in the world: its status says so, or it was sent before
+    (`attempts`, which counts sendings: a refused one is not counted) and a person's decision
+    since (--skip, a stop showing it again) relabelled it; such a call stays visible."""
+    return status in ISSUED or attempts > 0
 
 
 def has_result(status: object) -> bool:

@@ -203,7 +203,7 @@ class Executor:
         result: ToolResult | None = None
         try:
             result = self.calls.issue(step.step_id, call.tool, call.args,
-                                      dict(step.tool_args or {}))
+                                      dict(step.tool_args or {}), step.tool_name)
         except CallPending as exc:  # waits for a person; what needs its result waits too
             self.result.pending.append(exc.call)
             self.result.unresolved[step.step_id] = f"waiting for a person: {exc.call.reason}"

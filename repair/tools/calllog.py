@@ -8,11 +8,18 @@ Each replayed tool call goes through `Calls.issue`, which reads the log first:
     answer) has an unknown outcome: a person decides (`CallPending`, "may have been
     issued"), unless sending it again is safe: a read-only or idempotent tool, or one that
     accepts an idempotency key (re-sent with the same key);
+  - a call that was sent and failed (FAILED: the tool raised or answered an error; it may
+    have acted) is not sent again;
   - a call a person approved (APPROVED: exactly this tool and these arguments at this step)
-    is sent; any other call of an irreversible or undeclared tool stops for a person
+    is sent; an approval covers one sending (a call sent since, even one refused, needs a
+    new decision); any other call of an irreversible or undeclared tool stops for a person
     (`CallPending`), listed with its arguments and its hash;
+  - a step acts once: a call that is not read-only, at a step that already issued another
+    call (sent, failed, unknown outcome; other than the undoing of the recorded call), stops
+    for a person, who is shown both (a resume regenerated the step with other arguments);
   - otherwise the tool's class decides (repair/tools/registry.py): read-only and idempotent
-    calls are sent, a compensable one after its compensating call (logged the same way).
+    calls are sent, a compensable one after the recorded call's compensating call (logged
+    the same way).
 A side-effecting call is sent as: intent committed (ISSUING) → the call → result committed
 (DONE, FAILED or REJECTED), with a checkpoint (provenance/checkpoints.py) at each boundary:
 `before_intent`, `after_intent`, `after_call`, `after_result`. A read-only call has no
@@ -167,7 +174,7 @@ def read_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
 
 def issued_calls(store: GraphStore, task_id: str) -> list[LoggedCall]:
     """The calls that may have acted in the world (sent, with or without an answer)."""
-    return [c for c in read_calls(store, task_id) if is_issued(c.status)]
+    return [c for c in read_calls(store, task_id) if is_issued(c.status, c.attempts)]
 
 
 def side_effects(store: GraphStore, task_id: str) -> list[LoggedCall]:
@@ -250,10 +257,13 @@ class Calls:
     seen: list[str] = field(default_factory=list)   # call ids this run issued or reused
 
     def issue(self, step_id: str, tool: str, args: dict[str, Any],
-              recorded_args: dict[str, Any]) -> ToolResult:
-        """The result of the call `tool(args)` replaying `step_id` (`recorded_args`: the
-        recorded call's, for a compensating tool). Raises CallPending (a person must decide)
-        or ToolUnavailable (the step is unresolved)."""
+              recorded_args: dict[str, Any], recorded_tool: str | None = None, *,
+              undoing: bool = False) -> ToolResult:
+        """The result of the call `tool(args)` replaying `step_id` (`recorded_tool`,
+        `recorded_args`: the recorded call, which a compensable call's replay undoes first
+        with the recorded tool's compensating tool). Raises CallPending (a person must
+        decide) or ToolUnavailable (the step is unresolved). `undoing`: this is that
+        compensating call."""
         cls = self.registry.side_effect(tool)
         shown = cls.value if cls is not None else UNDECLARED
         cid = call_id(step_id, tool, args)
@@ -275,15 +285,22 @@ class Calls:
             self.seen.append(cid)
             raise ToolFailed(f"{logged.error} (run {logged.run_id}; not sent again: it may "
                              "have had an effect)")
-        free = cls in (SideEffect.READ_ONLY, SideEffect.IDEMPOTENT)
-        allowed = free or (logged is not None and (
-            approved(logged.status) or outcome_unknown(logged.status)
-            or (logged.status is CallStatus.REJECTED and logged.approved_run is not None)))
+        # an approval covers one sending of the call shown: a call sent and refused since
+        # (REJECTED) needs a new decision, as does one whose outcome a person has not seen
+        is_approved = logged is not None and approved(logged.status)
+        compensate = self.registry.compensation(recorded_tool or tool) \
+            if cls is SideEffect.COMPENSABLE else None
+        undo = (compensate, recorded_args) if compensate is not None else None
+        if cls is not SideEffect.READ_ONLY and not is_approved and not undoing:
+            _no_other_call_sent(pending, self.log, undo)
+        allowed = cls in (SideEffect.READ_ONLY, SideEffect.IDEMPOTENT) or is_approved or (
+            logged is not None and outcome_unknown(logged.status))
         if not allowed:
-            compensate = self.registry.compensation(tool)
-            if compensate is None:
+            if cls is not SideEffect.COMPENSABLE:
                 raise CallPending(pending)
-            self.issue(step_id, compensate, dict(recorded_args), recorded_args)
+            if compensate is not None:  # undo the recorded call before its replacement
+                self.issue(step_id, compensate, dict(recorded_args), recorded_args,
+                           undoing=True)
         try:
             return self._send(pending, logged)
         except ToolOutcomeUnknown as exc:
@@ -321,7 +338,8 @@ class Calls:
         self.sent += 1
         try:
             result = self.registry.call(call.tool, sent)
-        except ToolNotSent as exc:
+        except ToolNotSent as exc:  # not a sending: not counted
+            call.attempts -= 1
             record(_ended(call, CallStatus.REJECTED, error=str(exc)))
             raise
         except ToolOutcomeUnknown as exc:  # stays ISSUING: a later run sees an unknown outcome
@@ -400,6 +418,28 @@ def record_decisions(store: GraphStore, task_id: str, run_id: str, stop: dict[st
                 "approved_run": run_id if status is CallStatus.APPROVED else base.approved_run,
                 "approved_at": now_ms() if status is CallStatus.APPROVED else base.approved_at}))
     write_calls(store, task_id, decided)
+
+
+def _no_other_call_sent(pending: PendingCall, log: CallLog,
+                        undo: tuple[str, dict[str, Any]] | None) -> None:
+    """A step acts once: before a call that is not read-only is sent, the calls already
+    issued at its step (sent, failed or of unknown outcome) other than itself and the undoing
+    of the recorded call (`undo`: compensating tool, arguments). One that exists (a resume
+    regenerated the step with other arguments) stops for a person, who sees both."""
+    earlier = [c for c in log.calls.values()
+               if c.step_id == pending.step_id and c.call_id != pending.call_id
+               and is_issued(c.status, c.attempts) and c.side_effect != SideEffect.READ_ONLY
+               and (undo is None or (c.tool, c.args) != (undo[0], undo[1]))]
+    if not earlier:
+        return
+    sent = "; ".join(f"{c.tool} {canonical_args(c.args)} #{c.call_id} ({c.status.value}, run "
+                     f"{c.run_id})" for c in earlier)
+    raise CallPending(PendingCall(
+        pending.step_id, pending.tool, pending.args, pending.call_id, pending.side_effect,
+        f"step {pending.step_id!r} already sent a different call: {sent}; the replay now "
+        f"issues {pending.tool} {canonical_args(pending.args)} #{pending.call_id}: --approve "
+        "sends it as well (check the earlier one first), --skip leaves the step unresolved",
+        APPROVAL, pending.attempts))
 
 
 def _unknown(pending: PendingCall, run_id: str | None, why: str = "") -> PendingCall:

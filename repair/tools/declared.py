@@ -30,6 +30,7 @@ A tools file (`repair --tools FILE`, JSON or TOML) says the same:
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -175,6 +176,12 @@ class ToolSet:
                 return server.annotated_spec(name)
         return None
 
+    def serves(self, name: str) -> bool:
+        """The user's own implementation runs this tool (a callable, an MCP server's)."""
+        tool = self.tools.get(name)
+        return (tool is not None and tool.run is not None) or \
+            any(name in server.tool_names() for server in self.servers)
+
     def idempotency_key(self, name: str) -> str | None:
         tool = self.tools.get(name)
         return tool.idempotency_key if tool is not None else None
@@ -198,12 +205,22 @@ class ToolSet:
 
 
 def callable_runner(name: str, fn: Callable[..., Any]) -> Runner:
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without one: arguments checked by the call
+        signature = None
+
     def run(args: dict[str, Any]) -> ToolResult:
+        # arguments the function cannot take reject the call before it runs (nothing sent);
+        # once it runs, any exception (a TypeError inside it too) may come after it acted
+        if signature is not None:
+            try:
+                signature.bind(**args)
+            except TypeError as exc:
+                raise ToolCallRejected(f"{name} cannot run with arguments {sorted(args)}: "
+                                       f"{exc}") from exc
         try:
             value = fn(**args)
-        except TypeError as exc:  # other argument names: the call cannot run as issued
-            raise ToolCallRejected(f"{name} cannot run with arguments {sorted(args)}: "
-                                   f"{exc}") from exc
         except Exception as exc:
             raise ToolFailed(f"{name} failed: {type(exc).__name__}: {exc}") from exc
         if isinstance(value, ToolResult):

@@ -52,12 +52,16 @@ class ToolRegistry:
         self.world = dict(world)
         self.pack = dict(pack or {})
         self._cursor: dict[str, int] = defaultdict(int)
-        self.calls = 0
 
     def spec(self, tool: str) -> ToolSpec | None:
-        """The tool's declared class (user, then case, then pack); None: undeclared."""
+        """The tool's declared class (user, then case, then pack); None: undeclared. The
+        pack's class is a simulated domain's: never that of the user's own tool of the same
+        name (undeclared, it is irreversible)."""
         declared = self.declared.spec(tool) if self.declared is not None else None
-        return declared or self.specs.get(tool) or self.pack_specs.get(tool)
+        if declared is not None or tool in self.specs:
+            return declared or self.specs[tool]
+        own = self.declared is not None and self.declared.serves(tool)
+        return None if own else self.pack_specs.get(tool)
 
     def available(self) -> list[ToolSpec]:
         """The tools a reasoner may call, each with its class (an undeclared one as
@@ -108,9 +112,7 @@ class ToolRegistry:
         return self.declared is not None and self.declared.runner(tool) is not None
 
     def call(self, tool: str, args: dict[str, Any]) -> ToolResult:
-        run = self.prepare(tool, args)
-        self.calls += 1
-        return run(args)
+        return self.prepare(tool, args)(args)
 
     def _entries(self, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         return [e for e in self.world.get("tool_results", [])

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from provrepair.provenance.errors import NothingToResume
-from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.ingest import delete_task, ingest_case
 from provrepair.provenance.state.calls import CallStatus, call_id
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
@@ -25,7 +25,7 @@ from provrepair.repair.derive import ToolCall
 from provrepair.repair.reasoners.base import StepOutput, StepRequest
 from provrepair.repair.reasoners.offline import OfflineReasoner
 from provrepair.repair.service import RepairReport, Resume, repair_task
-from provrepair.repair.tools.calllog import LoggedCall, read_calls, write_calls
+from provrepair.repair.tools.calllog import LoggedCall, issued_calls, read_calls, write_calls
 from provrepair.repair.tools.declared import ToolSet
 from tests import hooked_cli, side_effect_tools
 from tests.conftest import REPO, Cli
@@ -110,6 +110,24 @@ def test_the_log_keeps_each_transition_on_both_engines(store: GraphStore) -> Non
         CallStatus.DONE, 1, "run-2", "run-2", "Refunded", [{"a": 1}], 1000, ARGS)
 
 
+def test_a_new_version_and_a_delete_keep_the_issued_calls_on_both_engines(
+        store: GraphStore) -> None:
+    """swap_staged_task keeps the calls that may have acted (by the statuses Python passes),
+    delete_task keeps the whole log."""
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    sent = LoggedCall(call_id("s_003", "issue_refund", ARGS), "s_003", "issue_refund", ARGS,
+                      CallStatus.DONE, "irreversible", run_id="run-1", attempts=1)
+    write_calls(store, task, [sent, LoggedCall("0" * 12, "s_009", "send_email", {},
+                                               CallStatus.APPROVED)])
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    assert [(c.call_id, c.status) for c in read_calls(store, task)] == [
+        (sent.call_id, CallStatus.DONE)]
+    delete_task(store, task)
+    assert [c.call_id for c in read_calls(store, task)] == [sent.call_id]
+
+
 def test_approving_one_stop_at_a_time_makes_progress_and_acts_once(
         falkordb_store: GraphStore, effects: Path) -> None:
     """Three irreversible calls, the first two sent together (parallel): the first stop shows
@@ -183,3 +201,131 @@ def test_an_approval_never_lets_through_a_call_other_than_the_one_shown(
     skipped = repair(store, task, reasoner=RewrittenEmail(after=0), skip=frozenset({"s_007"}))
     assert skipped.status == "partial" and "not re-issued (--skip)" in skipped.unresolved["s_007"]
     assert tools(effects) == ["issue_refund", "log_audit"]  # no email was ever sent
+
+
+def _refund_then_bug(order_id: str, amount: str) -> str:
+    """A refund whose code fails after the money moved (a TypeError inside the function)."""
+    side_effect_tools.refund(order_id, amount)
+    return str(len(None))  # type: ignore[arg-type]
+
+
+def test_a_tool_that_raises_after_acting_is_never_sent_again(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """One approval, one sending: an exception from inside the call (a TypeError too) may
+    come after it acted, so the call is FAILED and `--continue` never sends it again."""
+    store = falkordb_store
+    buggy = ToolSet().add(_refund_then_bug, "irreversible", name="issue_refund")
+    task = ingest(store, REFUND)
+    assert repair(store, task, buggy).status == "needs_human"
+    sent = repair(store, task, buggy, approve=frozenset({"s_003"}))
+    assert sent.status == "partial" and "TypeError" in sent.unresolved["s_003"]
+    for _ in range(2):
+        again = repair_task(store, task, OfflineReasoner(), tools=buggy, continue_partial=True)
+        assert "not sent again" in again.unresolved["s_003"], again.unresolved
+    assert tools(effects) == ["issue_refund"]
+    [logged] = read_calls(store, task)
+    assert (logged.status, logged.attempts) == (CallStatus.FAILED, 1)
+
+
+class RewordedRefund:
+    """The offline reasoner, except that it writes the refund's amount another way ("120.00
+    USD" for "$120.00"): a resume regenerates the step with other arguments."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineReasoner()
+
+    def regenerate(self, request: StepRequest) -> StepOutput:
+        output = self.inner.regenerate(request)
+        if request.step.step_id == "s_003" and output.tool_call is not None:
+            call = ToolCall("issue_refund", {**output.tool_call.args, "amount": "120.00 USD"})
+            return StepOutput(call.content(), output.cited_ids, tool_call=call)
+        return output
+
+
+def _void_refund(order_id: str, amount: str) -> str:
+    side_effect_tools._effect("void_refund", order_id=order_id, amount=amount)
+    return "voided"
+
+
+COMPENSABLE = (ToolSet()
+               .add(side_effect_tools.refund, "compensable", compensate="void_refund",
+                    name="issue_refund")
+               .add(_void_refund, "idempotent", name="void_refund")
+               .add(side_effect_tools.log_audit, "irreversible")
+               .add(side_effect_tools.send_email, "irreversible"))
+
+
+def test_a_step_that_sent_a_call_stops_before_sending_a_different_one(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """A compensable refund sent by the first run (after voiding the recorded one); the
+    resume regenerates it with other arguments: it stops for a person, showing the earlier
+    call and the new one, and sends nothing (a call is named by its arguments, so the log
+    alone would not see it as the same refund)."""
+    store = falkordb_store
+    task = ingest(store, CHAIN)
+    first = repair(store, task, COMPENSABLE)
+    assert first.status == "needs_human" and tools(effects) == ["void_refund", "issue_refund"]
+    second = repair(store, task, COMPENSABLE, reasoner=RewordedRefund(),
+                    approve=frozenset({"s_004"}))
+    assert second.status == "needs_human"
+    [shown] = [p for p in second.pending if p["step_id"] == "s_003"]
+    assert shown["args"]["amount"] == "120.00 USD"
+    assert "already sent a different call" in shown["reason"]
+    assert call_id("s_003", "issue_refund", ARGS) in shown["reason"]
+    assert tools(effects, "issue_refund") == ["issue_refund"]
+
+
+
+def test_a_stop_before_an_irreversible_call_says_its_step_already_sent_another(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    store = falkordb_store
+    task = ingest(store, CHAIN)
+    repair(store, task)
+    repair(store, task, approve=frozenset({"s_003"}))
+    again = repair(store, task, reasoner=RewordedRefund(), approve=frozenset({"s_004"}))
+    [shown] = [p for p in again.pending if p["step_id"] == "s_003"]
+    assert shown["args"]["amount"] == "120.00 USD"
+    assert "step 's_003' already sent a different call: issue_refund" in shown["reason"]
+    assert tools(effects, "issue_refund") == ["issue_refund"]
+
+
+def test_a_new_version_or_a_deleted_task_keeps_the_calls_sent(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """`ingest --replace` and `delete` drop a version and its runs, never the log of what its
+    repairs sent: the repair of the version ingested next reuses the refund's result."""
+    store = falkordb_store
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    repair(store, task)
+    assert repair(store, task, approve=frozenset({"s_003"})).status == "repaired"
+    assert tools(effects) == ["issue_refund"]
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    again = repair(store, task)
+    assert (again.status, again.counts["reused_calls"]) == ("repaired", 1), again.unresolved
+    delete_task(store, task)
+    ingest_case(store, parse_case(raw))
+    after_delete = repair(store, task)
+    assert (after_delete.status, after_delete.counts["reused_calls"]) == ("repaired", 1)
+    assert tools(effects) == ["issue_refund"]  # never sent again
+
+
+def test_a_call_that_may_have_been_sent_stays_in_the_history_when_skipped(
+        falkordb_store: GraphStore, effects: Path) -> None:
+    """A resume died after committing the refund's intent; the next stop says it may have
+    been issued, and the person skips it: the log still lists it among what was sent."""
+    store = falkordb_store
+    task = ingest(store, REFUND)
+    repair(store, task)
+    refund = call_id("s_003", "issue_refund", ARGS)
+    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
+                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
+                                         attempts=1)])
+    shown = repair(store, task, approve=frozenset())
+    assert [(p["call_id"], p["kind"]) for p in shown.pending] == [(refund, "unknown_outcome")]
+    skipped = repair(store, task, skip=frozenset({"s_003"}))
+    assert skipped.status == "partial"
+    assert [(c.call_id, c.status) for c in issued_calls(store, task)] == [
+        (refund, CallStatus.SKIPPED)]

@@ -88,6 +88,17 @@ def repair(run: Any, *args: str, ns: str = NS) -> tuple[int, dict[str, Any]]:
 
 def test_approve_sends_the_call_once_and_skip_sends_nothing(
         run: Any, effects: Path) -> None:
+    # options of a task's repair are refused with --namespace, never ignored (--dry-run
+    # repaired for real): one line naming the option, nothing run
+    for option in (["--dry-run"], ["--resume"], ["--continue"], ["--no-early-cutoff"],
+                   ["--method", "paper"], ["--quarantine-copies"], ["--scope", "namespace"],
+                   ["--task", "order-a"]):
+        code, _, err = run("repair", "--namespace", NS, "--faults", "m_f002", *TOOLS, *option)
+        assert code == 2 and err.startswith(f"InputError: repair --namespace {NS}: "
+                                            f"{option[0]} is not supported"), err
+        assert len(err.splitlines()) == 1, err
+    _, out, _ = run("history", "--task", "order-a", "--json")
+    assert json.loads(out) == []  # the dry run repaired nothing
     code, text, _ = run("repair", "--namespace", NS, "--faults", "m_f002", *TOOLS)
     assert code == 3, text
     assert "order-a: repaired" in text and "refund-b: needs_human" in text

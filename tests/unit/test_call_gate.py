@@ -13,6 +13,7 @@ import pytest
 
 from provrepair.provenance.checkpoints import install
 from provrepair.provenance.state.calls import CallStatus, call_id, canonical_args
+from provrepair.provenance.vocab import CALL_PROPERTIES
 from provrepair.repair.derive import Context
 from provrepair.repair.reasoners.base import StepRequest
 from provrepair.repair.reasoners.prompts import MAX_TEXT, bounded, messages
@@ -163,3 +164,19 @@ def test_long_texts_are_cut_in_prompts_with_a_marker() -> None:
     assert shown.endswith("[… cut: 1,044,576 of 1,048,576 characters left out]")
     assert len(huge.content) == 1 << 20
     assert bounded("short") == "short" and bounded(None) is None
+
+
+def test_an_approval_covers_one_sending(effects: Path) -> None:
+    """A call a person approved that was sent and refused (REJECTED) needs a new decision."""
+    calls = gate(side_effect_tools.TOOLS, logged(CallStatus.REJECTED, approved_run="run-1",
+                                                 attempts=1))
+    with pytest.raises(CallPending):
+        calls.issue("s_003", "issue_refund", ARGS, ARGS)
+    assert not effects.exists() and calls.sent == 0
+
+
+def test_the_vocabulary_names_every_property_the_log_writes() -> None:
+    full = logged(CallStatus.DONE, result="x", result_status="ok", error="e",
+                  reason="why", stopped_run="s", approved_run="a", approved_at=1, issued_at=2,
+                  finished_at=3)
+    assert {*full.props(), "call_key", "created"} == set(CALL_PROPERTIES)

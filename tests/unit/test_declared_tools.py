@@ -56,6 +56,17 @@ def test_undeclared_is_irreversible_and_the_user_declaration_wins() -> None:
     assert declared.side_effect("refund") is SideEffect.IDEMPOTENT
 
 
+def test_a_users_undeclared_tool_never_takes_the_packs_class() -> None:
+    """The travel pack's book_flight is compensable; the user's own book_flight, served
+    without a class, is irreversible (and the pack's class still holds without it)."""
+    schema = {"type": "function", "function": {"name": "book_flight", "parameters": {}}}
+    own = ToolSet().add_openai([schema], implementations={"book_flight": lambda **a: "ok"})
+    assert ToolRegistry([], {}, domain_tools("travel"), declared=own).side_effect(
+        "book_flight") is None
+    assert ToolRegistry([], {}, domain_tools("travel"), declared=ToolSet()).side_effect(
+        "book_flight") is SideEffect.COMPENSABLE
+
+
 def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
     tools = ToolRegistry([], {}, declared=TOOLS)
     assert json.loads(tools.call("get_price", {"store": "StoreA"}).result)["price"] == "$68.50"
@@ -65,6 +76,25 @@ def test_a_call_nothing_can_run_or_that_fails_is_unavailable() -> None:
         tools.call("get_price", {"shop": "StoreA"})
     with pytest.raises(ToolUnavailable, match="place_order cannot run here"):
         tools.call("place_order", {"store": "StoreA"})
+
+
+def test_arguments_are_checked_before_the_call_and_an_error_inside_it_is_a_failure() -> None:
+    """A TypeError from inside the function may come after it acted: FAILED (never sent
+    again), not REJECTED; arguments its signature refuses are rejected before it runs."""
+    ran: list[str] = []
+
+    def charge(amount: str) -> str:
+        ran.append(amount)
+        return str(len(None))  # type: ignore[arg-type]
+
+    run = ToolSet().add(charge, "irreversible").runner("charge")
+    assert run is not None
+    with pytest.raises(ToolCallRejected, match="cannot run with arguments \\['sum'\\]"):
+        run({"sum": "1"})
+    assert ran == []
+    with pytest.raises(ToolFailed, match="charge failed: TypeError") as failed:
+        run({"amount": "1"})
+    assert not isinstance(failed.value, ToolCallRejected) and ran == ["1"]
 
 
 def test_openai_schemas_check_arguments_before_the_call() -> None:
