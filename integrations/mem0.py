@@ -12,7 +12,7 @@ everything else (`history`, `reset`, `delete_all`…) goes through unrecorded:
 |---|---|
 | `search`, `get_all`, `get` (found) | `search_memory` with the records returned (`query`) |
 | `add` | per result: `create_memory` (ADD), `update_memory` (UPDATE), `delete_memory` (DELETE) |
-| `add` inferring (mem0's default, `infer=True`) | first `search_memory` of every record of the scope (`get_all`), then the writes, which depend on it |
+| `add` inferring (mem0's default) | first `search_memory` of the scope's records, below |
 | `update(id, text=...)` | `update_memory` of the record with its new text |
 | `delete(id)` | `delete_memory` of the record |
 

@@ -7,9 +7,10 @@ ids, `startTimeUnixNano` as strings (kept exact), attributes as `AnyValue`s. One
 agent run, grouped as live capture groups them: a trace belongs to the conversation
 (`gen_ai.conversation.id`) of its outermost `invoke_agent` span (a sub-agent's own
 conversation inside it joins it), else to the first conversation any of its spans carries,
-else it is a run of its own; the traces of one conversation are one run. Order is start time; within a user turn the steps form one
-CHAIN in that order, which is also the order of parent and child spans in an agent loop (a
-child starts after its parent; a sibling after the child it follows).
+else it is a run of its own; the traces of one conversation are one run. Order is start
+time; within a user turn the steps form one CHAIN in that order, which is also the order of
+parent and child spans in an agent loop (a child starts after its parent; a sibling after the
+child it follows).
 
 Semantic conventions followed: OpenTelemetry GenAI (development status, as of the memory
 operations merged in May 2026): `gen_ai.operation.name` (an open set: an operation not known
@@ -185,10 +186,6 @@ def _hex_id(raw: Any, key: str, digits: int, where: str) -> str:
         raise InputError(f"{where}: {key} {short(repr(value))} is not an OTLP/JSON id "
                          f"(a string of at most {digits} hex digits)")
     return value
-
-
-def _field(raw: Any, key: str) -> str:
-    return str(raw.get(key, "?")) if isinstance(raw, dict) else "?"
 
 
 def _exception(raw: dict[str, Any]) -> str:
