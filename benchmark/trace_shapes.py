@@ -19,6 +19,8 @@ shaped like the loader's own: `s_002`, `u_001`, `m_001~2`):
   `derived_from` names;
 - subagent_tool / subagent_system / subagent_user: a sub-agent's answer reaches the parent as
   a tool result, in a system message or in a user message (nested or in a linked trace);
+- subagent_hidden: the tool running the sub-agent returns something its answer does not
+  show (what the tool made of it): only the nesting says the result depends on it;
 - parallel_tools: one output issues several tool calls;
 - failed_update: an update that fails (error status) or silently does not take effect (a
   later search returns the old content), followed by a delete or another update;
@@ -401,6 +403,9 @@ def _subagent(role: str) -> Script:
         if role == "tool":
             a.tool(call, said, also=(found,))
             request = a.history()
+        elif role == "hidden":  # the tool returns what it made of the answer, not the answer
+            a.tool(call, '{"pick": "Le Potager"}', also=(found,))
+            request = a.history()
         else:
             a.tool(call, "done")
             request = [*a.history(), Msg(role, said, (found,))]
@@ -494,6 +499,7 @@ SHAPES: dict[str, Script] = {
     "multi_record": _multi_record, "consolidation": _consolidation,
     "derived_search": _derived_search, "subagent_tool": _subagent("tool"),
     "subagent_system": _subagent("system"), "subagent_user": _subagent("user"),
+    "subagent_hidden": _subagent("hidden"),
     "parallel_tools": _parallel_tools, "failed_update": _failed_update,
     "reasoning": _reasoning, "system_memory": _system_memory,
 }

@@ -12,6 +12,7 @@ everything else (`history`, `reset`, `delete_all`…) goes through unrecorded:
 |---|---|
 | `search`, `get_all`, `get` (found) | `search_memory` with the records returned (`query`) |
 | `add` | per result: `create_memory` (ADD), `update_memory` (UPDATE), `delete_memory` (DELETE) |
+| `add` inferring (mem0's default) | first `search_memory` of the scope's records, below |
 | `update(id, text=...)` | `update_memory` of the record with its new text |
 | `delete(id)` | `delete_memory` of the record |
 
@@ -25,6 +26,14 @@ as `scope=`, if any.
 With a Recorder the task has one agent memory: a call naming another scope is refused before
 mem0 acts (CaseError). `last_step_id` and `evidence(ids)` are the LangGraph wrapper's
 (integrations/langgraph.py).
+
+**An inferring `add` reads the memory.** mem0 (2.x) puts the scope's existing records most
+like the messages, and the session's recent messages, into the prompt its model extracts the
+new records from; which ones is decided inside mem0. So before such an `add` the wrapper reads
+every record of the scope (`get_all`, up to `SCOPE_READ_LIMIT`) and records that read: the
+records the `add` writes depend on it (with `evidence(ids)`, on those ids and the records read),
+an over-approximation that never misses a record the extraction saw (the session's messages
+are what earlier `add`s were given: their records are the scope's).
 
 A metadata-only `update` changes no content: not recorded. A call that raises is recorded as a
 failed write (reads: nothing; a failed `add` has no id to name: nothing, and a record it left
@@ -43,6 +52,7 @@ from provrepair.integrations.sink import Recording
 from provrepair.repair.appliers.mem0 import ENTITY_IDS, parse_scope, scope_name
 
 EVENTS = {"ADD": "create_memory", "UPDATE": "update_memory", "DELETE": "delete_memory"}
+SCOPE_READ_LIMIT = 100_000  # the records of a scope an inferring add is recorded as reading
 
 
 class RecordingMemory(Recording):
@@ -73,7 +83,33 @@ class RecordingMemory(Recording):
 
     def add(self, messages: Any, **kwargs: Any) -> Any:
         self.sink.check_namespace(self._namespace(kwargs))
-        return self._call("add", (messages,), kwargs, self._record_add, write=True)
+        scope = {k: kwargs[k] for k in ENTITY_IDS if kwargs.get(k)}
+        if not kwargs.get("infer", True) or not scope:  # no model reads the memory
+            return self._call("add", (messages,), kwargs, self._record_add, write=True)
+        read = {"filters": scope, "top_k": SCOPE_READ_LIMIT}
+        if self._async:
+            return self._aadd_inferred(messages, kwargs, read)
+        found = self._call("get_all", (), read, self._record_read, write=False)
+        with self._depending_on(found):
+            return self._call("add", (messages,), kwargs, self._record_add, write=True)
+
+    async def _aadd_inferred(self, messages: Any, kwargs: dict[str, Any],
+                             read: dict[str, Any]) -> Any:
+        found = await self._call("get_all", (), read, self._record_read, write=False)
+        with self._depending_on(found):
+            return await self._call("add", (messages,), kwargs, self._record_add, write=True)
+
+    @contextmanager
+    def _depending_on(self, found: Any) -> Iterator[None]:
+        """The writes inside depend on the read that returned `found`: by default they do
+        (the latest read is part of what a write depends on); inside the agent's
+        `evidence(ids)`, the records read are added to those ids."""
+        if self.sink.evidence_ids is None:
+            yield
+            return
+        with self.sink.evidence([*self.sink.evidence_ids,
+                                 *(str(r["id"]) for r in _results(found))]):
+            yield
 
     def search(self, query: str, **kwargs: Any) -> Any:
         self.sink.check_namespace(self._namespace(kwargs.get("filters")))

@@ -13,9 +13,13 @@ depend on is exactly what was in its input:
 - explicit: when the model returned evidence ids, exactly those, each marked sufficient;
 - where the input was not captured (`context=None`), everything earlier in the conversation,
   and the case says so (`world["provrepair.warnings"]`);
-- a memory write depends on what its span points at (parent, links, references: `refs`,
-  `evidence`), else on the latest model output and what arrived since (the output whose
-  content it stores), and on its `derived_from` sources.
+- a memory write depends on the ids it names itself (`evidence`: exactly those, with what its
+  span points at), else on what its span points at (parent, links: `refs`) AND the latest
+  model output with what arrived since (the output whose content it stores; an enclosing
+  span adds dependencies, never narrows them), and on its `derived_from` sources;
+- a tool result depends on its call and on everything read or made between the call and the
+  result (a sub-agent or a search the tool ran inside its span), and the next model output
+  reads it.
 
 Soundness by construction (issue 36): any earlier output (a model's text or reasoning, a
 tool call's string arguments, a tool result, a record's content) whose text reappears as a
@@ -183,6 +187,7 @@ class RunBuilder:
     actions: dict[str, str] = field(default_factory=dict)  # tool call id → action step id
     issuers: dict[str, str] = field(default_factory=dict)  # tool call id → output step id
     observations: dict[str, str] = field(default_factory=dict)  # call id → observation id
+    called_at: dict[str, int] = field(default_factory=dict)  # call id → len(history) then
     outputs: dict[str, str] = field(default_factory=dict)  # output text → latest step id
     users: dict[str, list[int]] = field(default_factory=dict)  # user text → session positions
     sources: dict[str, str] = field(default_factory=dict)  # our id → where it came from
@@ -338,20 +343,31 @@ class RunBuilder:
             self._remember(action)
         self.outputs[event.text] = step
         self._remember(step)
+        for call in event.tool_calls:
+            self.called_at[call.call_id] = len(self.history)
         self.recent, self.retrieved = [], []
 
     def _tool_result(self, event: ToolResult) -> None:
+        """A tool's result depends on its call, on any earlier output it carries (a
+        sub-agent's answer), and on everything read or made between the call and the result
+        (a sub-agent or a memory search the tool ran: spans nested in the tool's, whatever
+        its result shows of them; over-approximated: other calls' results excepted)."""
         action = self.actions.get(event.call_id)
         if action is None:
             raise CaseError(self.task_id, "tool_call_id", event.call_id,
                             "a tool result whose call was never made (orphan tool result)")
-        # a result that carries an earlier output (a sub-agent's answer) depends on it too
+        mark = self.called_at.get(event.call_id, len(self.history))
+        siblings = {self.observations[c] for c, at in self.called_at.items()
+                    if at <= mark and c in self.observations}
+        inside = [i for i in self.history[mark:] if i not in siblings]
         step = self._step("tool_observation", event.content, event.ts,
-                          [action, *self._shown(event.content)], [],
+                          [action, *self._shown(event.content), *inside], [],
                           status="error" if event.error else "ok", source=event.source)
         self.observations[event.call_id] = step
         self._say(step, event.content)
         self._seen_now(step)
+        if inside:  # the tool worked (a sub-agent's output reset what is recent): the next
+            self.retrieved.append(step)  # model output reads its result, whatever it shows
 
     def _search(self, event: MemorySearch) -> None:
         found = list(dict.fromkeys(self._returned(record, event.ts) for record in event.records))
@@ -500,15 +516,17 @@ class RunBuilder:
         return context
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
-        """What a write points at (span parent, links, its own references); without any, the
-        latest model output and what arrived since it (the output whose content it stores);
-        and any earlier output its records' contents show."""
+        """Explicit evidence (its own references): exactly those, with what its span points
+        at. Else what it points at (span parent, links) AND the latest model output with what
+        arrived since it (the output whose content it stores): an enclosing span adds
+        dependencies, never narrows them (a generic parent step is read at its start, before
+        the children the write follows). And any earlier output its records' contents show."""
         named = [self.by_source[r] for r in event.refs if r in self.by_source]
         named += [self._evidence_id(e) for e in event.evidence]
-        if not named:
+        if not event.evidence:
             last = next((s["step_id"] for s in reversed(self.trace)
                          if s["step_type"] in ("claim", "plan")), None)
-            named = ([last] if last else []) + self.recent
+            named += ([last] if last else []) + self.recent
         for record in event.records:
             if record.content:
                 named += self._shown(record.content)

@@ -4,10 +4,13 @@ in loaders/otel_live.py).
 Input: OTLP/JSON (`{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}`, the body of an
 OTLP/HTTP JSON export and, one object per line, what file exporters write): hex trace/span
 ids, `startTimeUnixNano` as strings (kept exact), attributes as `AnyValue`s. One case per
-agent run: the spans sharing `gen_ai.conversation.id` (spans without one join the conversation
-of their trace), else a trace. Order is start time; within a user turn the steps form one
-CHAIN in that order, which is also the order of parent and child spans in an agent loop (a
-child starts after its parent; a sibling after the child it follows).
+agent run, grouped as live capture groups them: a trace belongs to the conversation
+(`gen_ai.conversation.id`) of its outermost `invoke_agent` span (a sub-agent's own
+conversation inside it joins it), else to the first conversation any of its spans carries,
+else it is a run of its own; the traces of one conversation are one run. Order is start
+time; within a user turn the steps form one CHAIN in that order, which is also the order of
+parent and child spans in an agent loop (a child starts after its parent; a sibling after the
+child it follows).
 
 Semantic conventions followed: OpenTelemetry GenAI (development status, as of the memory
 operations merged in May 2026): `gen_ai.operation.name` (an open set: an operation not known
@@ -58,8 +61,10 @@ from provrepair.provenance.models import Case
 INFERENCE = {"chat", "text_completion", "generate_content"}
 MEMORY_WRITES = {"create_memory": "create", "update_memory": "update",
                  "upsert_memory": "upsert", "delete_memory": "delete"}
-IGNORED = {"invoke_agent", "create_agent", "embeddings", "retrieval", "create_memory_store",
-           "delete_memory_store"}
+# agent and workflow frames (`invoke_workflow`: the GenAI conventions' experimental
+# operation), embeddings…: no step of their own; any other operation is a generic step
+IGNORED = {"invoke_agent", "invoke_workflow", "create_agent", "embeddings", "retrieval",
+           "create_memory_store", "delete_memory_store"}
 ERROR = 2  # STATUS_CODE_ERROR
 # where a run names its memory namespace, most explicit first (memory_namespace below)
 NAMESPACE_ATTRIBUTES = ("provrepair.memory_namespace", "gen_ai.memory.store.id")
@@ -183,10 +188,6 @@ def _hex_id(raw: Any, key: str, digits: int, where: str) -> str:
     return value
 
 
-def _field(raw: Any, key: str) -> str:
-    return str(raw.get(key, "?")) if isinstance(raw, dict) else "?"
-
-
 def _exception(raw: dict[str, Any]) -> str:
     """The message of the span's `exception` event (how the SDK records a raised error)."""
     for event in raw.get("events") or []:
@@ -276,24 +277,21 @@ def _captured_call_ids(key: str, spans: list[Span]) -> set[str]:
 
 def group_runs(spans: list[Span], warnings: dict[str, list[str]] | None = None
                ) -> dict[str, list[Span]]:
-    """Spans → agent runs. A span's run is its `gen_ai.conversation.id`, else the one another
-    span of its trace carries (instrumentations such as openai-v2 do not set it on their
-    inference spans, the agent's own spans do), else its trace.
+    """Spans → agent runs. A span's run is its trace's conversation (`_trace_conversations`:
+    its outermost `invoke_agent` span's, else the first any span of it carries;
+    instrumentations such as openai-v2 do not set it on their inference spans), else its
+    trace: every span of a trace is in one run, as in live capture.
 
     A sub-agent in a trace of its own (its `invoke_agent` span links to a span of another
     trace: the parent's call) joins the run of the span it links to, every span of its trace,
     as a sub-agent within one trace does in live capture. When that span is not in the input,
     the sub-agent's trace is a run of its own, and `warnings` (run → texts) says so."""
-    trace_conversation: dict[str, str] = {}
-    for span in spans:
-        if span.conversation:
-            trace_conversation.setdefault(span.trace_id, span.conversation)
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    trace_conversation = _trace_conversations(spans, by_id)
 
     def own(span: Span) -> str:
-        return (span.conversation or trace_conversation.get(span.trace_id)
-                or f"trace-{span.trace_id}")
+        return trace_conversation.get(span.trace_id) or f"trace-{span.trace_id}"
 
-    by_id = {(s.trace_id, s.span_id): s for s in spans}
     parents = {trace: link for trace, link in
                ((s.trace_id, sub_agent_link(s)) for s in spans) if link is not None}
 
@@ -319,6 +317,41 @@ def group_runs(spans: list[Span], warnings: dict[str, list[str]] | None = None
                     f"sub-agent trace {trace} links to span {link_span} of trace {link_trace}, "
                     "which is not in the input: its run is a task of its own")
     return runs
+
+
+def _trace_conversations(spans: list[Span], by_id: dict[tuple[str, str], Span]
+                         ) -> dict[str, str]:
+    """Trace → its run's conversation, as live capture keys it (loaders/otel_runs.py
+    `OpenTrace`): the one its outermost `invoke_agent` span carries (a sub-agent's own
+    conversation nested in it joins the outer run), else the first one any of its spans
+    carries. Outermost: no `invoke_agent` span with a conversation above it; of several, the
+    one ending last (live capture's rule: parents end after their children)."""
+    agents = {(s.trace_id, s.span_id) for s in spans
+              if s.operation == "invoke_agent" and s.conversation}
+
+    def nested(span: Span) -> bool:
+        seen: set[str] = set()
+        parent = span.parent_id
+        while parent is not None and parent not in seen:
+            seen.add(parent)
+            if (span.trace_id, parent) in agents:
+                return True
+            above = by_id.get((span.trace_id, parent))
+            parent = above.parent_id if above is not None else None
+        return False
+
+    outermost: dict[str, Span] = {}
+    for key in agents:
+        span = by_id[key]
+        best = outermost.get(span.trace_id)
+        if not nested(span) and (best is None or (span.end_ns or span.start_ns, span.span_id)
+                                 > (best.end_ns or best.start_ns, best.span_id)):
+            outermost[span.trace_id] = span
+    conversations = {trace: str(span.conversation) for trace, span in outermost.items()}
+    for span in spans:
+        if span.conversation:
+            conversations.setdefault(span.trace_id, span.conversation)
+    return conversations
 
 
 def sub_agent_link(span: Span) -> tuple[str, str] | None:

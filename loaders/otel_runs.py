@@ -13,14 +13,17 @@ What it guarantees (README, "Recording your agent"):
   stored), the task is derived again from *every* journaled span of the conversation (a
   repaired task: that reading merged into it, never replaced; below).
 - **Sub-agents nest.** An `invoke_agent` span inside another one ends first; nothing is stored
-  until the trace's root ends, and every span of the trace joins the outer run's task. A
+  until the trace's root ends, and every span of the trace joins the outer run's task (a span
+  ending after its trace's root, a background memory write, joins that task too). A
   sub-agent in a trace of its own (its outermost `invoke_agent` span links to a span of
   another trace) joins the run of that trace: kept until it ends (or found in the journal,
-  stored by another capture), else after `recover_after_s`, or at the end of the capture,
-  stored as its own task with a warning.
+  stored by another capture), else, once `recover_after_s` has passed and the parent's trace
+  is not open here, or at the end of the capture, stored as its own task with a warning.
 - **Nothing is lost silently, and a crash loses at most one flush.** Each export's GenAI spans
   are written to the journal (`:CaptureSpan` nodes, one statement per flush) before anything
-  else; a trace left open by a crash is recovered once its spans are older than
+  else; spans whose write fails (the store away) are kept and written first at the next
+  export, their trace stored only then (at the end of the capture, without them and with a
+  warning on the task); a trace left open by a crash is recovered once its spans are older than
   `recover_after_s` (at a capture's start, or a running capture's next export), and stored
   with a warning on the task. A trace whose task another writer holds (a repair, an
   `ingest --replace` of the conversation) or whose store is away waits in a queue and is
@@ -136,12 +139,15 @@ class LiveRuns:
         self.dropped_spans = 0
         self.retry: dict[str, tuple[str, bool, str | None]] = {}  # trace → how to store again
         self.children: dict[str, OpenTrace] = {}  # sub-agent traces waiting for their parent
+        self.deferred: dict[str, None] = {}  # ended traces waiting for their spans' journal
         self.stepless: set[str] = set()  # ended traces of agent frames only
         self.readings: dict[str, CapturedRun] = {}  # run → its reading, the latest last
         self.max_readings = max_readings
         self.extensions = self.rebuilds = 0  # how traces were stored (bench/, tests)
         self.recover_after_ns = int(recover_after_s * 1e9)
         self.recovered_at = 0
+        self.unjournaled: list[dict[str, Any]] = []  # journal rows a failed write kept
+        self.journal_error = ""  # why the last journal write failed
         self._recover()
 
     # -- the stream ---------------------------------------------------------------------------
@@ -161,10 +167,14 @@ class LiveRuns:
                     "span_json": json.dumps(raw, ensure_ascii=False)}})
             if _is_local_root(raw) or span.trace_id in self.done:
                 ended.append(span.trace_id)
-        if rows:
-            self.store.run("append_capture_spans", {"rows": rows})
-        for trace_id in ended:
-            self._resolve(trace_id)
+        self._journal(rows)
+        held = self._unjournaled_traces()
+        for trace_id in dict.fromkeys([*ended, *self.deferred]):
+            if trace_id in held:  # resolved once its spans are journaled (a later export)
+                self.deferred[trace_id] = None
+            else:
+                self.deferred.pop(trace_id, None)
+                self._resolve(trace_id)
         self._bound()
         self._expire_children(now)
         self._retry()
@@ -172,15 +182,51 @@ class LiveRuns:
             self._recover()  # a process that crashed since this one started
 
     def finish(self) -> None:
-        """End of capture (shutdown, end of input): every open trace is resolved."""
+        """End of capture (shutdown, end of input): every open trace is resolved; one whose
+        spans could not be journaled, with a warning on its task."""
+        self._journal([])
+        held = self._unjournaled_traces()
+        self.deferred.clear()
         for trace_id in list(self.open):
-            self._resolve(trace_id)
+            note = None
+            if trace_id in held:
+                note = (f"{held[trace_id]} span(s) of trace {trace_id} could not be written to "
+                        f"the capture journal ({self.journal_error}): the run is stored "
+                        "without them")
+            self._resolve(trace_id, note=note)
         self._expire_children(None)
         self._retry()
 
+    def _journal(self, rows: list[dict[str, Any]]) -> None:
+        """The rows a failed write kept first (one statement), then these (another): a row
+        whose write fails (the store away) is kept, written first at the next export, and
+        its trace is resolved only once it is (nothing is lost silently: the SDK does not
+        export a failed batch again)."""
+        held, self.unjournaled = self.unjournaled, []
+        for batch in (held, rows):
+            if not batch:
+                continue
+            try:
+                self.store.run("append_capture_spans", {"rows": batch})
+            except StoreUnavailable as exc:
+                self.unjournaled += batch
+                self.journal_error = f"{type(exc).__name__}: {exc}"
+                log.warning("%d GenAI span(s) not written to the capture journal (%s); kept, "
+                            "and written first at the next export", len(batch),
+                            self.journal_error)
+
+    def _unjournaled_traces(self) -> dict[str, int]:
+        """Trace → how many of its spans are kept, not yet journaled."""
+        held: dict[str, int] = {}
+        for row in self.unjournaled:
+            trace = str(row["props"]["trace_id"])
+            held[trace] = held.get(trace, 0) + 1
+        return held
+
     # -- traces → runs ------------------------------------------------------------------------
 
-    def _resolve(self, trace_id: str, *, recovered: bool = False) -> None:
+    def _resolve(self, trace_id: str, *, recovered: bool = False,
+                 note: str | None = None) -> None:
         trace = self.open.pop(trace_id, None)
         if trace is None:
             return  # a root without GenAI spans (an HTTP server span…), or resolved already
@@ -190,14 +236,18 @@ class LiveRuns:
                 trace.waiting_since = self.clock()
                 self.children[trace_id] = trace
                 return
-        else:
-            key = trace.run_key(trace_id) or self.done.get(trace_id)
+        else:  # a late span of a trace already stored joins its run, whatever it names
+            key = self.done.get(trace_id)
+            if key is None:
+                key = trace.run_key(trace_id)
+                if key is None or key == f"trace-{trace_id}":  # stored by another capture?
+                    key = self._stored_run(trace_id) or key
         if key is None or (not trace.steps and key == f"trace-{trace_id}"):
             self._drop(trace_id, trace.spans, "its root span ended with no span that makes a step")
             return
         if not trace.steps:  # agent frames only: part of its conversation's run, no run alone
             self.stepless.add(trace_id)
-        self._store_trace(key, trace_id, recovered, None)
+        self._store_trace(key, trace_id, recovered, note)
 
     def _store_trace(self, key: str, trace_id: str, recovered: bool, note: str | None) -> None:
         """The trace joins run `key`, and so do sub-agent traces that waited for it."""
@@ -216,14 +266,16 @@ class LiveRuns:
         return str(rows[0]["task_id"]) if rows else None
 
     def _expire_children(self, now: int | None) -> None:
-        """Sub-agent traces whose parent's trace did not arrive within `recover_after_s`
-        (all of them when `now` is None: the capture ends): each stored as its own run, with
-        a warning on the task."""
+        """Sub-agent traces whose parent's trace did not arrive within `recover_after_s` (all
+        of them when `now` is None: the capture ends): each stored as its own run, with a
+        warning on the task. One whose parent's trace is open here waits for it, however long
+        the parent runs."""
         for child, trace in list(self.children.items()):
-            if now is not None and now - trace.waiting_since < self.recover_after_ns:
+            assert trace.parent is not None
+            if now is not None and (now - trace.waiting_since < self.recover_after_ns
+                                    or trace.parent[0] in self.open):
                 continue
             del self.children[child]
-            assert trace.parent is not None
             note = (f"sub-agent trace {child} links to span {trace.parent[1]} of trace "
                     f"{trace.parent[0]}, which did not arrive: its run is a task of its own")
             self._store_trace(trace.run_key(child) or f"trace-{child}", child, False, note)

@@ -148,3 +148,22 @@ def test_a_waiting_sub_agent_trace_is_stored_when_the_capture_ends(
     assert runs.stored == []
     runs.finish()
     assert runs.stored == ["researcher-7"] and runs.errors == []
+
+
+def test_a_sub_agent_trace_waits_for_a_parent_trace_still_open_here(
+        falkordb_store: GraphStore) -> None:
+    """The parent's trace is open here (its first step arrived) when the sub-agent's trace
+    ends; the parent works on past `recover_after_s`: the sub-agent is not split off."""
+    now = [time.time_ns()]
+    t0 = now[0]
+    runs = LiveRuns(falkordb_store, recover_after_s=60, clock=lambda: now[0])
+    first, root = parent_trace(t0)
+    runs.add([first])
+    runs.add(child_trace(t0 + 2))
+    now[0] += 61 * 10**9
+    runs.add([])
+    assert runs.stored == [] and list(runs.children) == [CHILD]
+    runs.add([root])
+    assert runs.stored == [CONV] and runs.errors == []
+    assert {m.memory_id for m in read_case(falkordb_store, CONV).memory_store} == {
+        "m_plan", "m_sub"}

@@ -34,7 +34,7 @@ from provrepair.repair.appliers.mem0 import QUARANTINE_PREFIX, Mem0Memory, parse
 from provrepair.repair.patch import MemoryPatch, parse_patch
 from tests.hooked_cli import EnvironmentCheckpoints
 from tests.mem0_memory import close_memory, open_memory, scope_records, write_config
-from tests.openai_double import ChatDouble
+from tests.openai_double import ChatDouble, Reply
 
 ALICE = {"user_id": "alice"}
 RECORDED = {"bad": "ship to 9 Wrong Rd", "derived": "label for 9 Wrong Rd",
@@ -254,3 +254,33 @@ def test_the_cli_names_a_bad_mem0_target_in_one_line(tmp_path: Path) -> None:
                               env={**os.environ, "PROVREPAIR_URI": "bolt://127.0.0.1:9"})
         assert done.returncode == 2 and done.stderr.startswith(error), done.stderr
         assert len(done.stderr.splitlines()) == 1
+
+
+def test_an_inferring_add_depends_on_the_records_mem0_showed_its_model(tmp_path: Path) -> None:
+    """mem0's extraction (infer=True, its default) is shown the scope's existing records: the
+    record it writes is affected by a poisoned record already there, with the agent's
+    evidence (another record) or without."""
+    from provrepair.benchmark.reference import plan_in_memory
+
+    double = ChatDouble(script=[Reply(json.dumps({"memory": [{"text": text}]}))
+                                for text in ("ships to 9 Wrong Rd", "label: 9 Wrong Rd")])
+    memory = open_memory(tmp_path, double.start())
+    try:
+        bad, keep = (memory.add(RECORDED[k], **ALICE, infer=False)["results"][0]["id"]
+                     for k in ("bad", "keep"))
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        agent = RecordingMemory(memory, provider, conversation_id="conv-infer")
+        written = [str(agent.add("where do I ship?", **ALICE)["results"][0]["id"])]
+        with agent.evidence([keep]):
+            written.append(str(agent.add("print a label", **ALICE)["results"][0]["id"]))
+        provider.shutdown()
+    finally:
+        close_memory(memory)
+        double.stop()
+    [case] = cases_from_spans([span_of(s) for s in exporter.get_finished_spans()])
+    assert [s.step_type for s in case.trace] == ["memory_read", "memory_write"] * 2
+    hit = set(plan_in_memory(case, [bad])["affected_ids"])
+    assert {m.memory_id for m in case.memory_store if m.record_id in written
+            or m.memory_id in written} <= hit and len(written) == 2

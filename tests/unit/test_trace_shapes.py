@@ -46,16 +46,18 @@ def test_no_fault_is_missed(runs: dict[str, list[Any]], shape: str, export: str)
 
 def test_the_check_fails_on_a_reading_that_drops_a_dependency(
         runs: dict[str, list[Any]]) -> None:
-    """The soundness check can fail: the sub-agent's answer cut from the parent's reading is
-    a miss."""
+    """The soundness check can fail: the sub-agent's answer and the tool results (which
+    depend on all the tool's sub-agent did) cut from the parent's reading is a miss."""
     run = runs["subagent_tool"][0]
     traced = EXPORTS["otel-json"](run)
     case = read_back("otel-json", traced, run.case.task_id)
     answer = traced.origin[next(s.step_id for s in run.case.trace if s.content.startswith(
         "Le Potager"))]
     by_source = {v: k for k, v in case.world["provrepair.sources"].items()}
+    cut = {by_source[answer]} | {s.step_id for s in case.trace
+                                 if s.step_type == "tool_observation"}
     dropped = case.model_copy(update={"trace": [
-        s.model_copy(update={"used_ids": [u for u in s.used_ids if u != by_source[answer]]})
+        s.model_copy(update={"used_ids": [u for u in s.used_ids if u not in cut]})
         for s in case.trace]})
     assert any(c.missed for c in check_faults(run.case, dropped, traced.origin))
 
