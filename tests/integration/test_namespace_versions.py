@@ -1,0 +1,61 @@
+"""A fault across conversations that hold several versions of a record, or write it afresh,
+and namespace repairs of faults that reach a conversation one after another, or a
+transcript ingested after a run finished (repair/plan/namespace.py, repair/namespace_repair.py;
+issue 37). On both engines."""
+
+from __future__ import annotations
+
+from provrepair.provenance.ingest import ingest_case
+from provrepair.provenance.keys import task_key
+from provrepair.provenance.store.base import GraphStore
+from provrepair.repair.namespace_repair import repair_namespace
+from provrepair.repair.plan.namespace import plan_from_task, plan_namespace
+from tests.integration.test_namespace_rounds import NS, conversation
+
+ANSWER = ("final_answer", ["s_1"], [])
+
+
+def memory_status(store: GraphStore, task: str) -> dict[str, str | None]:
+    return {r["props"]["id"]: r["props"].get("status")
+            for r in store.run("list_task_nodes", {"task_key": task_key(task)})
+            if r["props"]["kind"] == "memory"}
+
+
+def test_every_version_a_later_conversation_read_is_seeded(store: GraphStore) -> None:
+    # a writes r (the fault); b reads r and updates it to r~2; c's snapshot holds both r and
+    # r~2 and answers from r~2; d reads r~2 after c. c's answer and d are reached.
+    for case in [
+        conversation("a", 0, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER]),
+        conversation("b", 1000, [("r", None, []), ("r~2", "s_2", ["r"], "r")],
+                     [("memory_read", ["r"], []), ("memory_update", ["s_1"], ["r~2"]), ANSWER]),
+        conversation("c", 2000, [("r", None, []), ("r~2", None, [], "r")],
+                     [("memory_read", ["r~2"], []), ANSWER]),
+        conversation("d", 3000, [("r~2", None, [], "r")], [("memory_read", ["r~2"], []), ANSWER]),
+    ]:
+        ingest_case(store, case)
+    plan, _ = plan_namespace(store, NS, ["r"])
+    assert [c.task_id for c in plan.conversations] == ["a", "b", "c", "d"]
+    c = plan.conversations[2]
+    assert {x.memory_id for x in c.reached_by} == {"r", "r~2"}
+    assert [a.task_id for a in plan.affected_answers] == ["a", "b", "c", "d"]
+    assert plan_namespace(store, NS, ["r"], speculate=False)[0] == plan
+
+
+def test_a_fault_written_afresh_by_a_later_conversation_is_followed(store: GraphStore) -> None:
+    # a writes r clean; b writes r afresh without reading it (the poisoned version); c reads r.
+    for case in [
+        conversation("a", 0, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER]),
+        conversation("b", 1000, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER]),
+        conversation("c", 2000, [("r", None, [])], [("memory_read", ["r"], []), ANSWER]),
+    ]:
+        ingest_case(store, case)
+    # the fault named in its task: that version, and what read it after, not a's clean one
+    plan, _ = plan_from_task(store, "b", ["r"])
+    assert [(c.task_id, c.plan.delete_memory_ids) for c in plan.conversations] == [
+        ("b", ["r"]), ("c", ["r"])]
+    assert [a.task_id for a in plan.affected_answers] == ["b", "c"]
+    # the agent id named: every line of its versions (a's and b's), c read from b's
+    plan, _ = plan_namespace(store, NS, ["r"])
+    assert [c.task_id for c in plan.conversations] == ["a", "b", "c"]
+    assert [(x.from_task, x.reach) for x in plan.conversations[2].reached_by] == [("b", "fault")]
+    assert plan_namespace(store, NS, ["r"], speculate=False)[0] == plan
