@@ -49,7 +49,8 @@ def projected(history: History) -> dict[str, Any]:
     return {
         "affected": affected,
         "supported_steps": nodes(plan["supported_ids"]) & steps,
-        "removed_records": set(plan["delete_memory_ids"]) | set(plan["quarantine_memory_ids"]),
+        "removed_records": {joined.record_of.get(i, i)
+                            for i in [*plan["delete_memory_ids"], *plan["quarantine_memory_ids"]]},
         "invalidated": invalidated,
         "conversations": sorted({task for task, _ in affected}),
         "affected_answers": sorted(task for task, final in joined.finals.items()

@@ -5,6 +5,9 @@ issue 37). On both engines."""
 
 from __future__ import annotations
 
+import pytest
+
+from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.store.base import GraphStore
@@ -59,3 +62,26 @@ def test_a_fault_written_afresh_by_a_later_conversation_is_followed(store: Graph
     assert [c.task_id for c in plan.conversations] == ["a", "b", "c"]
     assert [(x.from_task, x.reach) for x in plan.conversations[2].reached_by] == [("b", "fault")]
     assert plan_namespace(store, NS, ["r"], speculate=False)[0] == plan
+
+
+def test_a_conversation_reached_by_another_fault_is_not_answered_with_an_earlier_repair(
+        store: GraphStore) -> None:
+    # a derives n1 from x, a2 derives n2 from y; b reads n1 and n2. Repairing x repairs b
+    # with n1 handed on; repairing y then reaches b through n2: b's repair for x did not
+    # treat n2, so it is not reported as b's repair for y.
+    for case in [
+        conversation("a", 0, [("x", None, []), ("n1", "s_2", ["x"])],
+                     [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n1"]), ANSWER]),
+        conversation("a2", 500, [("y", None, []), ("n2", "s_2", ["y"])],
+                     [("memory_read", ["y"], []), ("memory_write", ["s_1"], ["n2"]), ANSWER]),
+        conversation("b", 1000, [("n1", None, []), ("n2", None, [])],
+                     [("memory_read", ["n1"], []), ("memory_read", ["n2"], []),
+                      ("final_answer", ["s_1", "s_2"], [])]),
+    ]:
+        ingest_case(store, case)
+    first = repair_namespace(store, NS, ["x"])
+    assert [c.task_id for c in first.conversations] == ["a", "b"]  # partial: no derivations
+    with pytest.raises(TaskConflict, match=r"task 'b' is already repaired .* inherited "
+                                           r"records n1 \(from a\), not .* n2 \(from a2\)"):
+        repair_namespace(store, NS, ["y"])
+    assert memory_status(store, "b")["n2"] == "active"  # nothing claimed b was repaired for y
