@@ -85,3 +85,31 @@ def test_a_conversation_reached_by_another_fault_is_not_answered_with_an_earlier
                                            r"records n1 \(from a\), not .* n2 \(from a2\)"):
         repair_namespace(store, NS, ["y"])
     assert memory_status(store, "b")["n2"] == "active"  # nothing claimed b was repaired for y
+
+
+def test_a_transcript_ingested_after_a_finished_run_gets_a_follow_up_run(
+        store: GraphStore) -> None:
+    # a derives n1 from x, b reads n1; the run for x finishes. Then c's transcript (it read
+    # n1 at 1500, before the repair) is ingested: the same command plans again and repairs
+    # c in a follow-up run, with n1 as a's repair removed it; a and b are not repaired again.
+    for case in [
+        conversation("a", 0, [("x", None, []), ("n1", "s_2", ["x"])],
+                     [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n1"]), ANSWER]),
+        conversation("b", 1000, [("n1", None, [])], [("memory_read", ["n1"], []), ANSWER]),
+    ]:
+        ingest_case(store, case)
+    first = repair_namespace(store, NS, ["x"])
+    assert [c.task_id for c in first.conversations] == ["a", "b"]
+    assert repair_namespace(store, NS, ["x"]).status == "already_repaired"
+    ingest_case(store, conversation("c", 1500, [("n1", None, [])],
+                                    [("memory_read", ["n1"], []), ANSWER]))
+    follow = repair_namespace(store, NS, ["x"])
+    assert follow.run_id != first.run_id and follow.status != "already_repaired"
+    outcomes = {c.task_id: c for c in follow.conversations}
+    assert list(outcomes) == ["a", "b", "c"]
+    assert {t: outcomes[t].run_id for t in "ab"} == {c.task_id: c.run_id
+                                                      for c in first.conversations}
+    assert outcomes["c"].run_id is not None and outcomes["c"].answer_affected
+    assert memory_status(store, "c")["n1"] == "quarantined"
+    again = repair_namespace(store, NS, ["x"])
+    assert (again.run_id, again.status) == (follow.run_id, "already_repaired")
