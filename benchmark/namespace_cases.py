@@ -4,18 +4,23 @@ reference they are checked against.
 `random_history`: conversations in time order over one memory namespace, each a task of its
 own; each reads records earlier ones wrote (or that were planted in the store, `injected`),
 cites them in claims, plans, tool calls and answers, and writes records derived from what it
-read; a record is held by every later conversation that read it, under its agent id, as a
-root record (it was read from the store, not written there). Records are written once and
-never retired afterwards (see `concatenate` for why). Every decision is asked of a `Chooser`
-(benchmark/random_cases.py), so hypothesis and `random.Random` drive the same generator.
+read: new records, new versions of a record it read (`<agent id>~<n>`, derived from that
+version alone), or a version of a record it never read, written afresh. A record is held by
+every later conversation that read it, under its agent id, as a root record (it was read
+from the store, not written there), at its latest version and, at times, the version that
+one updated beside it (a snapshot of both). Records are never retired (see `concatenate` for
+why). Every decision is asked of a `Chooser` (benchmark/random_cases.py), so hypothesis and
+`random.Random` drive the same generator.
 
 `concatenate`: the reference for the namespace plan (repair/plan/namespace.py): one task made
-of the conversations in time order, ids prefixed with their task, each record one node joined
-by agent id (the version every later conversation read). Planned in memory
-(benchmark/reference.py), its affected region, support, removals and invalidations, projected
-back onto the conversations, are what the namespace plan must find. A record retired by a
-later conversation would have one status in the writer's task and another in the joined
-node (the reference keeps one), so the histories retire none.
+of the conversations in time order, ids prefixed with their task, each version of a record
+one node joined by its memory id (a record written once: by agent id), the faults the
+versions each line of a faulty record's versions starts at (the first, and each written
+afresh: `History.origins`). Planned in memory (benchmark/reference.py), its affected region,
+support, removals (by agent id) and invalidations, projected back onto the conversations,
+are what the namespace plan must find. A record retired by a later conversation would have
+one status in the writer's task and another in the joined node (the reference keeps one),
+so the histories retire none.
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ is (namespace, agent id), and every task's node of a record links to its `:Agent
 The namespace plan is our planner (dependency_guided: rules 1-8, docs/method.md §4) run per
 conversation, in time order, to a fixpoint:
 
-- a fault (an agent id) seeds the first conversation holding the record, at its earliest
-  version there;
+- a fault (an agent id) seeds where each line of the record's versions starts (`_origins`):
+  the first conversation holding it, and every later one that wrote it afresh; a fault
+  named in a task (`plan_from_task`) seeds that task's node;
 - a planned conversation T hands each record whose latest version in T lies in T's affected
   region A0 to the NEXT conversation holding the record, if that one read it from the store
-  (it holds a version it did not write): the record as it left T is what it read. There the
+  (it holds a version it did not write), at every version it read (a snapshot may hold an
+  earlier version beside the latest): the record as it left T is what it read. There the
   node is the fault itself (T deleted it: it is a fault of that task too), or an inherited seed
   (T quarantined it, or kept it with independent support): in A0 unconditionally and never
   independent evidence, as in T's plan, and quarantined when T removed it
@@ -216,13 +218,8 @@ def plan_namespace(store: GraphStore, namespace: str, faults: Iterable[str], *,
     the same plan, with the round trips of every conversation in turn (the benchmark's
     comparison, bench/namespace.py scale)."""
     records = list(dict.fromkeys(faults))
-    if not records:
-        raise InputError(f"namespace {namespace!r}: --faults names no record (give the agent "
-                         "ids of the faulty records, comma-separated)")
-    known = _Known()
-    known.add(store.run("list_record_holders", {
-        "record_keys": [agent_record_key(namespace, r) for r in records],
-        "live_prefix": LIVE_PREFIX}))
+    known = _holders(store, namespace, records, f"namespace {namespace!r}: --faults names no "
+                     "record (give the agent ids of the faulty records, comma-separated)")
     seeds: dict[str, _Seeds] = {}
     for record in records:
         if record not in known.groups:
@@ -249,18 +246,24 @@ def plan_from_task(store: GraphStore, task_id: str, faults: list[str] | None = N
     if missing:
         raise RecordNotFound(f"task {task_id!r} has no memory {missing[0]!r} (--faults)")
     records = list(dict.fromkeys(found[f] for f in fault_ids))
-    if not records:
-        raise InputError(f"task {task_id!r}: --faults names no memory (and the task has no "
-                         "diagnosed_faults)")
-    known = _Known()
-    known.add(store.run("list_record_holders", {
-        "record_keys": [agent_record_key(namespace, r) for r in records],
-        "live_prefix": LIVE_PREFIX}))
+    known = _holders(store, namespace, records, f"task {task_id!r}: --faults names no memory "
+                     "(and the task has no diagnosed_faults)")
     seeds: dict[str, _Seeds] = {}
     for f in fault_ids:
         holder = next(h for h in known.groups[found[f]].by_task[task_id] if h.memory_id == f)
         _seed_fault(seeds, found[f], holder)
     return _fixpoint(store, namespace, records, seeds, known, support_check, True)
+
+
+def _holders(store: GraphStore, namespace: str, records: list[str], empty: str) -> _Known:
+    """Every holder of these records, read once (`empty`: the error when none is named)."""
+    if not records:
+        raise InputError(empty)
+    known = _Known()
+    known.add(store.run("list_record_holders", {
+        "record_keys": [agent_record_key(namespace, r) for r in records],
+        "live_prefix": LIVE_PREFIX}))
+    return known
 
 
 def _origins(group: _Group) -> list[Holder]:
