@@ -4,18 +4,23 @@ reference they are checked against.
 `random_history`: conversations in time order over one memory namespace, each a task of its
 own; each reads records earlier ones wrote (or that were planted in the store, `injected`),
 cites them in claims, plans, tool calls and answers, and writes records derived from what it
-read; a record is held by every later conversation that read it, under its agent id, as a
-root record (it was read from the store, not written there). Records are written once and
-never retired afterwards (see `concatenate` for why). Every decision is asked of a `Chooser`
-(benchmark/random_cases.py), so hypothesis and `random.Random` drive the same generator.
+read: new records, new versions of a record it read (`<agent id>~<n>`, derived from that
+version alone), or a version of a record it never read, written afresh. A record is held by
+every later conversation that read it, under its agent id, as a root record (it was read
+from the store, not written there), at its latest version and, at times, the version that
+one updated beside it (a snapshot of both). Records are never retired (see `concatenate` for
+why). Every decision is asked of a `Chooser` (benchmark/random_cases.py), so hypothesis and
+`random.Random` drive the same generator.
 
 `concatenate`: the reference for the namespace plan (repair/plan/namespace.py): one task made
-of the conversations in time order, ids prefixed with their task, each record one node joined
-by agent id (the version every later conversation read). Planned in memory
-(benchmark/reference.py), its affected region, support, removals and invalidations, projected
-back onto the conversations, are what the namespace plan must find. A record retired by a
-later conversation would have one status in the writer's task and another in the joined
-node (the reference keeps one), so the histories retire none.
+of the conversations in time order, ids prefixed with their task, each version of a record
+one node joined by its memory id (a record written once: by agent id), the faults the
+versions each line of a faulty record's versions starts at (the first, and each written
+afresh: `History.origins`). Planned in memory (benchmark/reference.py), its affected region,
+support, removals (by agent id) and invalidations, projected back onto the conversations,
+are what the namespace plan must find. A record retired by a later conversation would have
+one status in the writer's task and another in the joined node (the reference keeps one),
+so the histories retire none.
 """
 
 from __future__ import annotations
@@ -41,15 +46,23 @@ class History:
     cases: list[Case]
     faults: list[str]
     writer: dict[str, str] = field(default_factory=dict)  # agent id → task that wrote it
+    # agent id → the versions a line of its versions starts at: the first one, and each
+    # written afresh by a conversation that held none (repair/plan/namespace.py `_origins`)
+    origins: dict[str, list[str]] = field(default_factory=dict)
+
+    def fault_versions(self) -> list[str]:
+        """The versions (memory ids) the faulty records are seeded at."""
+        return [v for f in self.faults for v in self.origins.get(f, [f])]
 
 
 def _record(task: str, memory_id: str, ts: int, *, source: str, by: str | None = None,
-            derived: Sequence[str] = (), sufficient: Sequence[str] = ()) -> dict[str, Any]:
+            derived: Sequence[str] = (), sufficient: Sequence[str] = (),
+            record_id: str | None = None) -> dict[str, Any]:
     return {"memory_id": memory_id, "task_id": task, "content": f"record {memory_id}",
             "source": source, "last_modified_by": by, "created_at": ts, "last_modified_at": ts,
             "derived_from": list(derived), "supersedes": None, "trust_score": None,
             "status": MemoryStatus.ACTIVE.value, "fact_key": None, "fact_value": None, "entity_id": None,
-            "sufficient_from": list(sufficient)}
+            "sufficient_from": list(sufficient), **({"record_id": record_id} if record_id else {})}
 
 
 def _step(task: str, step_id: str, step_type: str, ts: int, used: Sequence[str],
@@ -66,60 +79,95 @@ def _pick(chooser: Chooser, items: Sequence[str], lo: int, hi: int) -> list[str]
     return [items[i] for i in sorted(chooser.indices(len(items), lo, hi))]
 
 
+KINDS_STEP = ("memory_read", "claim", "plan", "memory_write", "claim", "memory_write")
+
+
 def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
                    namespace: str = NAMESPACE, prefix: str = "conv") -> History:
     """A random history of `conversations` conversations (see the module docstring); task
-    ids are `<prefix>_NN`, agent ids `p<conversation>_<k>` (planted) and `r<n>` (written)."""
-    store: dict[str, dict[str, Any]] = {}   # agent id → the record as written
+    ids are `<prefix>_NN`, agent ids `p<conversation>_<k>` (planted) and `r<n>` (written),
+    versions `<agent id>~<n>`."""
+    store: dict[str, dict[str, Any]] = {}   # agent id → its latest version as written
+    before: dict[str, dict[str, Any]] = {}  # agent id → the version its latest updated
     writer: dict[str, str] = {}
+    origins: dict[str, list[str]] = {}
+    versions = 0
     cases: list[Case] = []
     for c in range(conversations):
         task = f"{prefix}_{c:02d}"
         start = c * SPAN
-        held = _pick(chooser, sorted(store), 0, 6)
-        memories = [{**store[m], "task_id": task, "derived_from": [], "sufficient_from": [],
-                     "last_modified_by": None} for m in held]
+        agents = _pick(chooser, sorted(store), 0, 6)
+        # a snapshot may hold an updated record's earlier version beside its latest
+        kept = [store[a] for a in agents] + [before[a] for a in agents
+                                             if a in before and chooser.flag(30)]
+        memories = [{**m, "task_id": task, "derived_from": [], "sufficient_from": [],
+                     "last_modified_by": None} for m in kept]
+        held = [m["memory_id"] for m in memories]
+        latest = {store[a]["memory_id"]: a for a in agents}  # held latest version → agent id
         for k in range(chooser.integer(0, 1) if c else 1):  # planted in the store
             planted = f"p{c}_{k}"
             memories.append(_record(task, planted, start, source="injected"))
             held.append(planted)
+            origins[planted] = [planted]
+            store[planted], latest[planted] = memories[-1], planted
         session = [{"input_id": "u_1", "task_id": task, "turn": 1,
                     "content": f"question {c}", "timestamp": start + 1}]
         trace: list[dict[str, Any]] = []
         earlier: list[str] = ["u_1"]
         for i in range(1, chooser.integer(2, max_steps) + 1):
             ts, step_id = start + 1 + i, f"s_{i:02d}"
-            kind = ("memory_read", "claim", "plan", "memory_write", "claim")[chooser.integer(0, 4)]
+            kind = KINDS_STEP[chooser.integer(0, len(KINDS_STEP) - 1)]
             readable = held if kind in ("memory_read", "memory_write") else \
                 [*held[-4:], *earlier[-4:]]
             used = _pick(chooser, readable, 0 if kind == "claim" else 1, 3)
             sufficient = [u for u in used if kind != "memory_read" and chooser.flag(50)]
             generated: list[str] = []
             if kind == "memory_write":
-                new = f"r{len(store)}"
                 sources = [u for u in used if u in held]
+                updated = next((latest[u] for u in used if u in latest), None)
+                afresh = sorted(a for a in store if a not in latest.values())
+                if updated is not None and chooser.flag(40):
+                    # a new version of a record read here, from that version alone
+                    versions += 1
+                    agent, new = updated, f"{updated}~{versions}"
+                    used, sufficient, sources = [store[agent]["memory_id"]], [], []
+                    derived: list[str] = list(used)
+                elif afresh and chooser.flag(20):
+                    # a record this conversation never read, written afresh
+                    versions += 1
+                    agent = afresh[chooser.integer(0, len(afresh) - 1)]
+                    new, derived = f"{agent}~{versions}", sources
+                    origins[agent].append(new)
+                else:
+                    agent = new = f"r{len(writer)}"
+                    derived = sources
+                    origins[agent] = [new]
                 memories.append(_record(task, new, ts, source="agent_summary", by=step_id,
-                                        derived=sources,
-                                        sufficient=[s for s in sources if chooser.flag(50)]))
+                                        derived=derived,
+                                        sufficient=[s for s in sources if chooser.flag(50)],
+                                        record_id=agent if new != agent else None))
                 generated.append(new)
-                writer[new] = task
+                writer.setdefault(agent, task)
+                if agent in store and store[agent]["memory_id"] in derived:
+                    before[agent] = store[agent]
+                else:
+                    before.pop(agent, None)
+                store[agent] = memories[-1]
+                latest = {k: v for k, v in latest.items() if v != agent}
+                latest[new] = agent
             trace.append(_step(task, step_id, kind, ts, used, sufficient, generated))
             earlier.append(step_id)
             held.extend(generated)
-            for g in generated:
-                store[g] = next(m for m in memories if m["memory_id"] == g)
         final = f"s_{len(trace) + 1:02d}"
         trace.append(_step(task, final, "final_answer", start + len(trace) + 2,
                            _pick(chooser, [*held[-3:], *earlier[-3:]], 1, 3)))
         for a, b in pairwise(trace):
             a["next_step_ids"], b["prev_step_ids"] = [b["step_id"]], [a["step_id"]]
-        for m in memories:
-            store.setdefault(m["memory_id"], m)
         cases.append(parse_case({"format": FORMAT, "task_id": task, "domain": "namespace",
                                  "session": session, "memory_store": memories, "trace": trace,
                                  "diagnosed_faults": [], "memory_namespace": namespace}))
     faults = _pick(chooser, sorted(store), 1, 2)
-    return History(cases, faults, writer)
+    return History(cases, faults, writer, origins)
 
 
 @dataclass
@@ -129,34 +177,36 @@ class Concatenated:
     case: Case
     origin: dict[str, list[tuple[str, str]]]   # reference id → every (task, node id) it is
     finals: dict[str, str]                     # task → reference id of its last final answer
+    record_of: dict[str, str] = field(default_factory=dict)  # version → its agent id
 
 
 def concatenate(history: History, task_id: str = "concatenated") -> Concatenated:
-    """The conversations in time order as one task; records joined by agent id (the
-    version each conversation read is the one written first). Ids: `<task>.<id>` for inputs
-    and steps, the agent id for records."""
+    """The conversations in time order as one task; each version of a record one node,
+    joined by its memory id across the conversations holding it (a record written once is
+    one node, joined by agent id), a version derived from the one it updated; the faults
+    every version a line of the faulty records' versions starts at (`History.origins`).
+    Ids: `<task>.<id>` for inputs and steps, the memory id for records."""
     session: list[dict[str, Any]] = []
     trace: list[dict[str, Any]] = []
     records: dict[str, dict[str, Any]] = {}
     origin: dict[str, list[tuple[str, str]]] = {}
+    record_of: dict[str, str] = {}
     finals: dict[str, str] = {}
     for n, case in enumerate(history.cases):
         turns = n * 100
-        rename = {m.memory_id: m.record_id or m.memory_id for m in case.memory_store}
         local = {u.input_id: f"{case.task_id}.{u.input_id}" for u in case.session}
         local.update({s.step_id: f"{case.task_id}.{s.step_id}" for s in case.trace})
-        ids = {**local, **rename}
+        ids = {**local, **{m.memory_id: m.memory_id for m in case.memory_store}}
         for m in case.memory_store:
-            joined = rename[m.memory_id]
-            origin.setdefault(joined, []).append((case.task_id, m.memory_id))
-            if joined not in records:  # the first holder's version is the one all read
-                records[joined] = {**m.model_dump(mode="json"), "task_id": task_id,
-                                   "memory_id": joined,
-                                   "last_modified_by": ids.get(m.last_modified_by or "")
-                                   if m.last_modified_by else None,
-                                   "derived_from": [ids[d] for d in m.derived_from],
-                                   "sufficient_from": [ids[d] for d in m.sufficient_from]}
-                records[joined].pop("record_id", None)
+            origin.setdefault(m.memory_id, []).append((case.task_id, m.memory_id))
+            record_of[m.memory_id] = m.record_id or m.memory_id
+            if m.memory_id not in records:  # the version as written is the one all read
+                records[m.memory_id] = {**m.model_dump(mode="json"), "task_id": task_id,
+                                        "last_modified_by": ids.get(m.last_modified_by or "")
+                                        if m.last_modified_by else None,
+                                        "derived_from": [ids[d] for d in m.derived_from],
+                                        "sufficient_from": [ids[d] for d in m.sufficient_from]}
+                records[m.memory_id].pop("record_id", None)
         for u in case.session:
             origin[local[u.input_id]] = [(case.task_id, u.input_id)]
             session.append({**u.model_dump(mode="json"), "task_id": task_id,
@@ -173,8 +223,8 @@ def concatenate(history: History, task_id: str = "concatenated") -> Concatenated
                 finals[case.task_id] = local[s.step_id]
     case = parse_case({"format": FORMAT, "task_id": task_id, "domain": "namespace",
                        "session": session, "memory_store": list(records.values()),
-                       "trace": trace, "diagnosed_faults": list(history.faults)})
-    return Concatenated(case, origin, finals)
+                       "trace": trace, "diagnosed_faults": history.fault_versions()})
+    return Concatenated(case, origin, finals, record_of)
 
 
 # -- a user's history over one store (the benchmark's cases, the README's walk) --------------

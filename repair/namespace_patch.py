@@ -11,9 +11,14 @@ on which conversation's patch holds which operation and on the conversations' ti
   time order) rewrote it: later conversations read the earlier rewrites (the namespace repair
   carries them, repair/namespace_repair.py), so theirs is the newest state; its
   `expected_content` is what that conversation recorded the store holding.
+- A later conversation that deleted the record as an earlier one rewrote it (its replay
+  deleted the rewrite it read) deletes it.
 - Else a record one conversation deletes is deleted (the fault itself: deleted wherever a
   conversation recorded it), else a quarantined one is quarantined.
 - `kept`: the records some patch keeps and none changes.
+
+A run not finished (a conversation waits for a person, or was not reached yet) is refused,
+naming the conversations not repaired: their patches would be missing from the merge.
 
 `task_id` names the namespace (`namespace:<NS>`), `runs` every conversation's repair run, and
 `run_id` the namespace run. Apply it like a task's patch: `provrepair patch --namespace NS >
@@ -26,7 +31,7 @@ from typing import Any
 
 from provrepair.provenance.errors import NotRepaired
 from provrepair.provenance.store.base import GraphStore
-from provrepair.repair.namespace_repair import list_namespace_runs
+from provrepair.repair.namespace_repair import GOES_ON, list_namespace_runs
 from provrepair.repair.patch import OP_ORDER, MemoryPatch, memory_patch
 from provrepair.repair.plan.model import NamespacePlan
 
@@ -47,6 +52,14 @@ def namespace_patch(store: GraphStore, namespace: str, run_id: str | None = None
                           "--faults ...` first")
     run = repaired[-1]
     plan = NamespacePlan.model_validate(run["plan"])
+    waiting = [c.task_id for c in plan.conversations
+               if (run["conversations"].get(c.task_id) or {}).get("status") not in GOES_ON]
+    if waiting:  # a patch of part of the run would carry the fault on in the others
+        raise NotRepaired(
+            f"memory namespace {namespace!r}: run {run['run_id']} is {run['status']}: "
+            f"conversation(s) {', '.join(waiting)} not repaired yet; finish it (`provrepair "
+            f"repair --namespace {namespace} --faults {','.join(run['faults'])}`, with "
+            "--approve/--skip for a conversation waiting for a person) before patching")
     patches = [memory_patch(store, c.task_id) for c in plan.conversations
                if (run["conversations"].get(c.task_id) or {}).get("run_id")]
     return merge_patches(f"namespace:{namespace}", run["run_id"], patches, namespace)
@@ -72,6 +85,8 @@ def merge_patches(name: str, run_id: str, patches: list[MemoryPatch],
 
 def _wins(new: Any, old: Any) -> bool:
     """Whether a later conversation's op replaces the one chosen so far for a record."""
+    if new.op == "delete" and old.op in REWRITES and new.expected_content == _content(old):
+        return True  # it read the earlier rewrite (carried) and its replay deleted it
     if new.op in REWRITES:  # the latest rewrite is the record's state; one with the content
         # chosen already is the record a later conversation carried: the writer's op names it
         return old.op not in REWRITES or _content(new) != _content(old)

@@ -220,21 +220,81 @@ def _resume(store: GraphStore, task_id: str, decided: Resume | None) -> Resume |
 
 
 def _current_run(store: GraphStore, namespace: str, faults: list[str]) -> dict[str, Any]:
-    """The latest run of these faults (to go on with, or to report), else a new one: the
-    namespace plan computed now and stored before anything is repaired."""
+    """The latest run of these faults if it is unfinished (to go on with); else the namespace
+    plan computed now, stored before anything is repaired: a new run, or, after finished
+    runs of these faults, a follow-up run for the conversations (or the records reaching
+    them) they did not cover (a transcript ingested since), which carries the outcomes of
+    the conversations they covered; when there are none, the latest finished run (to
+    report: already repaired)."""
     runs = [r for r in list_namespace_runs(store, namespace) if r["faults"] == faults]
-    if runs:
+    if runs and runs[-1]["status"] not in (RunStatus.REPAIRED, RunStatus.PARTIAL):
         return runs[-1]
     plan, _ = plan_namespace(store, namespace, faults)
+    outcomes: dict[str, dict[str, Any]] = {}
+    if runs:
+        covered = _covered(runs)
+        done = {c.task_id for c in plan.conversations
+                if c.task_id in covered and _seed_ids(c) <= covered[c.task_id][0]}
+        if len(done) == len(plan.conversations):
+            return runs[-1]
+        plan = plan.model_copy(update={"conversations": [
+            covered[c.task_id][2] if c.task_id in done else _as_left(c, covered)
+            for c in plan.conversations]})
+        outcomes = {task: covered[task][1] for task in done}
     run_id = new_run_id()
     hashes = {c.task_id: get_task_props(store, c.task_id).get("content_hash")
               for c in plan.conversations}
     run = {"run_key": run_key(namespace, run_id), "namespace": namespace, "run_id": run_id,
            "created": int(time.time() * 1000), "status": RunStatus.WRITING.value,
-           "faults": faults, "plan": plan.model_dump(mode="json"), "conversations": {},
+           "faults": faults, "plan": plan.model_dump(mode="json"), "conversations": outcomes,
            "hashes": hashes}
-    _save(store, run, RunStatus.WRITING, {})
+    _save(store, run, RunStatus.WRITING, outcomes)
     return run
+
+
+Covered = dict[str, tuple[set[str], dict[str, Any], ConversationPlan]]
+
+
+def _covered(runs: list[dict[str, Any]]) -> Covered:
+    """The conversations finished runs repaired: per task, the nodes that reached it (its
+    seeds), its outcome, and its plan in that run (the latest run's, for a task in several)."""
+    found: Covered = {}
+    for run in runs:
+        plan = NamespacePlan.model_validate(run["plan"])
+        for c in plan.conversations:
+            outcome = run["conversations"].get(c.task_id)
+            if outcome is not None and outcome["status"] in GOES_ON:
+                found[c.task_id] = (_seed_ids(c), outcome, c)
+    return found
+
+
+def _seed_ids(conversation: ConversationPlan) -> set[str]:
+    return {link.memory_id for link in conversation.reached_by}
+
+
+def _as_left(conversation: ConversationPlan, covered: Covered) -> ConversationPlan:
+    """A conversation a follow-up run repairs, with each record it read from a conversation
+    an earlier run repaired as that run's plan left it (the plan made now reads that
+    conversation repaired: a record its repair removed is no longer active there)."""
+    links, faults = [], list(conversation.plan.delete_memory_ids)
+    by_memory = {i.memory_id: i for i in conversation.plan.inherited}
+    for link in conversation.reached_by:
+        earlier = covered.get(link.from_task or "")
+        if earlier is not None and link.from_memory is not None and link.reach != "fault":
+            old = earlier[2].plan
+            if link.from_memory in old.delete_memory_ids:
+                link = link.model_copy(update={"reach": "fault"})
+                faults.append(link.memory_id)
+                by_memory.pop(link.memory_id, None)
+            elif link.from_memory in old.quarantine_memory_ids:
+                link = link.model_copy(update={"reach": "removed"})
+                if link.memory_id in by_memory:
+                    by_memory[link.memory_id] = by_memory[link.memory_id].model_copy(
+                        update={"removed": True})
+        links.append(link)
+    plan = conversation.plan.model_copy(update={
+        "delete_memory_ids": list(dict.fromkeys(faults)), "inherited": list(by_memory.values())})
+    return conversation.model_copy(update={"reached_by": links, "plan": plan})
 
 
 def _save(store: GraphStore, run: dict[str, Any], status: RunStatus,

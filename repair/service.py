@@ -21,6 +21,7 @@ at all.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -170,7 +171,7 @@ def _repair_task(store: GraphStore, task_id: str, reasoner: Reasoner,
             base = previous["run_id"] if resume.continuing else previous["summary"].get("continues")
             prior = _prior(store, task_id, base) if base is not None else None
         elif previous is not None:
-            _refuse_other_faults(task_id, previous, faults)
+            _refuse_other_faults(task_id, previous, faults, shared.inherited)
             return _previous_report(previous)
         roll_back_unfinished(store, task_id)
         report, plan, state, result, calls = _replay(store, task_id, reasoner, faults,
@@ -201,17 +202,35 @@ def _prior(store: GraphStore, task_id: str, base: str) -> PriorOutcome:
                       set(summary.get("unresolved") or {}))
 
 
-def _refuse_other_faults(task_id: str, previous: dict[str, Any],
-                         faults: list[str] | None) -> None:
+def _refuse_other_faults(task_id: str, previous: dict[str, Any], faults: list[str] | None,
+                         inherited: tuple[Inherited, ...] = ()) -> None:
     """`repair --faults X` on a version repaired with other faults: refused, never answered
-    with the old repair (which did not treat X). The same faults get the committed repair."""
+    with the old repair (which did not treat X). The same seeds get the committed repair.
+    A repair's seeds are its faults and the records a namespace repair hands it
+    (`Shared.inherited`, issue 37): a conversation reached through other records than the
+    ones it was repaired for is refused too, not answered with a repair of another fault."""
     repaired = sorted(previous["plan"].get("delete_memory_ids", []))
-    if faults is None or sorted(set(faults)) == repaired:
+    before = [Inherited.model_validate(i) for i in previous["plan"].get("inherited") or []]
+    if (faults is None and not inherited) or (
+            (faults is None or sorted(set(faults)) == repaired)
+            and _seed_set(inherited) == _seed_set(before)):
         return
+    asked = sorted(set(faults)) if faults is not None else repaired
     raise TaskConflict(
         f"task {task_id!r} is already repaired (run {previous['run_id']}) with faults "
-        f"{', '.join(repaired) or '(none)'}, not {', '.join(sorted(set(faults)))}; a task "
-        "version is repaired once: `ingest --replace` it to repair it with other faults")
+        f"{', '.join(repaired) or '(none)'}{_seeds_text(before)}, not "
+        f"{', '.join(asked) or '(none)'}{_seeds_text(inherited)}; a task version is repaired "
+        "once: `ingest --replace` it to repair it with other faults")
+
+
+def _seed_set(inherited: Iterable[Inherited]) -> set[tuple[str, bool]]:
+    """What an inherited seed changes in a plan: the node, and whether it is removed."""
+    return {(i.memory_id, i.removed) for i in inherited}
+
+
+def _seeds_text(inherited: Iterable[Inherited]) -> str:
+    names = sorted({f"{i.memory_id} (from {i.from_task})" for i in inherited})
+    return f" and inherited records {', '.join(names)}" if names else ""
 
 
 def _resumable_plan(task_id: str, previous: dict[str, Any] | None,

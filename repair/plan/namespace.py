@@ -9,11 +9,13 @@ is (namespace, agent id), and every task's node of a record links to its `:Agent
 The namespace plan is our planner (dependency_guided: rules 1-8, docs/method.md §4) run per
 conversation, in time order, to a fixpoint:
 
-- a fault (an agent id) seeds the first conversation holding the record, at its earliest
-  version there;
+- a fault (an agent id) seeds where each line of the record's versions starts (`_origins`):
+  the first conversation holding it, and every later one that wrote it afresh; a fault
+  named in a task (`plan_from_task`) seeds that task's node;
 - a planned conversation T hands each record whose latest version in T lies in T's affected
   region A0 to the NEXT conversation holding the record, if that one read it from the store
-  (it holds a version it did not write): the record as it left T is what it read. There the
+  (it holds a version it did not write), at every version it read (a snapshot may hold an
+  earlier version beside the latest): the record as it left T is what it read. There the
   node is the fault itself (T deleted it: it is a fault of that task too), or an inherited seed
   (T quarantined it, or kept it with independent support): in A0 unconditionally and never
   independent evidence, as in T's plan, and quarantined when T removed it
@@ -216,30 +218,24 @@ def plan_namespace(store: GraphStore, namespace: str, faults: Iterable[str], *,
     the same plan, with the round trips of every conversation in turn (the benchmark's
     comparison, bench/namespace.py scale)."""
     records = list(dict.fromkeys(faults))
-    if not records:
-        raise InputError(f"namespace {namespace!r}: --faults names no record (give the agent "
-                         "ids of the faulty records, comma-separated)")
-    known = _Known()
-    known.add(store.run("list_record_holders", {
-        "record_keys": [agent_record_key(namespace, r) for r in records],
-        "live_prefix": LIVE_PREFIX}))
+    known = _holders(store, namespace, records, f"namespace {namespace!r}: --faults names no "
+                     "record (give the agent ids of the faulty records, comma-separated)")
     seeds: dict[str, _Seeds] = {}
     for record in records:
         if record not in known.groups:
             raise RecordNotFound(
                 f"memory namespace {namespace!r} holds no record {record!r}: no task of it has a "
                 "memory with that agent id (`provrepair memory --task T` lists a task's)")
-        first = min(known.groups[record].holders, key=lambda h: (h.order, h.version))
-        here = seeds.setdefault(first.task_id, _Seeds(first.order))
-        here.faults[first.memory_id] = RecordLink(record_id=record, memory_id=first.memory_id,
-                                                  from_task=None, reach="fault")
+        for holder in _origins(known.groups[record]):
+            _seed_fault(seeds, record, holder)
     return _fixpoint(store, namespace, records, seeds, known, support_check, speculate)
 
 
 def plan_from_task(store: GraphStore, task_id: str, faults: list[str] | None = None, *,
                    support_check: bool = True) -> tuple[NamespacePlan, NamespaceTrace]:
     """The namespace plan of one conversation's faults (`plan --task T --scope namespace`):
-    the records they are versions of, followed across the task's memory namespace."""
+    the named memory nodes, faults of that task, followed across the task's memory
+    namespace (the records they are versions of, from that task on)."""
     namespace = task_namespace(store, task_id)
     fault_ids = faults if faults is not None else list(
         get_task_props(store, task_id).get("diagnosed_faults") or [])
@@ -249,8 +245,50 @@ def plan_from_task(store: GraphStore, task_id: str, faults: list[str] | None = N
     missing = [f for f in fault_ids if f not in found]
     if missing:
         raise RecordNotFound(f"task {task_id!r} has no memory {missing[0]!r} (--faults)")
-    return plan_namespace(store, namespace, [found[f] for f in fault_ids],
-                          support_check=support_check)
+    records = list(dict.fromkeys(found[f] for f in fault_ids))
+    known = _holders(store, namespace, records, f"task {task_id!r}: --faults names no memory "
+                     "(and the task has no diagnosed_faults)")
+    seeds: dict[str, _Seeds] = {}
+    for f in fault_ids:
+        holder = next(h for h in known.groups[found[f]].by_task[task_id] if h.memory_id == f)
+        _seed_fault(seeds, found[f], holder)
+    return _fixpoint(store, namespace, records, seeds, known, support_check, True)
+
+
+def _holders(store: GraphStore, namespace: str, records: list[str], empty: str) -> _Known:
+    """Every holder of these records, read once (`empty`: the error when none is named)."""
+    if not records:
+        raise InputError(empty)
+    known = _Known()
+    known.add(store.run("list_record_holders", {
+        "record_keys": [agent_record_key(namespace, r) for r in records],
+        "live_prefix": LIVE_PREFIX}))
+    return known
+
+
+def _origins(group: _Group) -> list[Holder]:
+    """The versions of a faulty record (an agent id: which version was poisoned is not
+    said) the fault is seeded at: where each line of its versions starts. The first
+    conversation holding it, at every version it read from the store (else at its earliest
+    version), and every later conversation that wrote the record afresh (it read no earlier
+    version), at its earliest version: a version such a conversation wrote hands on what it
+    holds, and no earlier conversation hands it on (`_hand_on`). Over-approximates (the
+    fault may be in one line only), never misses a line."""
+    found: list[Holder] = []
+    for n, order in enumerate(group.orders):
+        mine = group.by_task[order[2]]
+        read = [h for h in mine if not h.produced]
+        if read and n == 0:
+            found += read
+        elif not read:
+            found.append(min(mine, key=lambda h: h.version))
+    return found
+
+
+def _seed_fault(seeds: dict[str, _Seeds], record: str, holder: Holder) -> None:
+    here = seeds.setdefault(holder.task_id, _Seeds(holder.order))
+    here.faults[holder.memory_id] = RecordLink(record_id=record, memory_id=holder.memory_id,
+                                               from_task=None, reach="fault")
 
 
 def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict[str, _Seeds],
@@ -369,8 +407,8 @@ def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known
         affected_ids=seed_ids, affected=frozenset(seed_ids), deleted=frozenset(here.faults),
         quarantined=frozenset(i.memory_id for i in here.inherited.values()
                               if i.removed and status.get(i.memory_id) == MemoryStatus.ACTIVE))
-    handed = [h for h in (_hand_on(task, here.order, certain, known.groups[r])
-                          for r in _seed_records(here)) if h is not None]
+    handed = [h for r in _seed_records(here)
+              for h in _hand_on(task, here.order, certain, known.groups[r])]
     if done is not None:
         covered = {link.record_id for link, _ in handed}
         handed += [(link, holder) for link, holder
@@ -393,9 +431,8 @@ def _reached(task: str, affected_ids: list[str], known: _Known) -> list[str]:
 
 def _handed_on(task: str, order: Order, outcome: _Outcome, known: _Known
                ) -> list[tuple[RecordLink, Holder]]:
-    handed = [_hand_on(task, order, outcome, known.groups[record])
-              for record in _reached(task, outcome.affected_ids, known)]
-    return [h for h in handed if h is not None]
+    return [h for record in _reached(task, outcome.affected_ids, known)
+            for h in _hand_on(task, order, outcome, known.groups[record])]
 
 
 def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> None:
@@ -409,25 +446,27 @@ def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> Non
 
 
 def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
-             ) -> tuple[RecordLink, Holder] | None:
+             ) -> list[tuple[RecordLink, Holder]]:
     """Where the record leaves `task`: its latest version here, if the plan reached it, goes
-    to the next conversation holding the record, if that one read it (did not write it)."""
+    to the next conversation holding the record, if that one read it (did not write it),
+    as every version that one read (a snapshot may hold an earlier version beside the
+    latest: which one it answered from is not said)."""
     mine = group.by_task.get(task)
     after = bisect.bisect_right(group.orders, order)
     if not mine or after == len(group.orders):
-        return None
+        return []
     source = max(mine, key=lambda h: h.version)
     if source.memory_id not in outcome.affected:
-        return None
-    read = [h for h in group.by_task[group.orders[after][2]] if not h.produced]
-    if not read:
-        return None  # the next conversation wrote the record afresh: it read no earlier version
-    holder = min(read, key=lambda h: h.version)
+        return []
+    # none when the next conversation wrote the record afresh: it read no earlier version
+    # (a faulty record is seeded there too, `_origins`)
+    read = sorted((h for h in group.by_task[group.orders[after][2]] if not h.produced),
+                  key=lambda h: h.version)
     reach: Reach = ("fault" if source.memory_id in outcome.deleted
                     else "removed" if source.memory_id in outcome.quarantined
                     else "affected")
-    return RecordLink(record_id=source.record_id, memory_id=holder.memory_id, from_task=task,
-                      from_memory=source.memory_id, reach=reach), holder
+    return [(RecordLink(record_id=source.record_id, memory_id=holder.memory_id, from_task=task,
+                        from_memory=source.memory_id, reach=reach), holder) for holder in read]
 
 
 def _add(seeds: _Seeds, link: RecordLink) -> None:

@@ -109,6 +109,9 @@ def test_approve_sends_the_call_once_and_skip_sends_nothing(
     _, out, _ = run("pending", "--task", "refund-b", "--json")  # the conversation's own stop
     assert [c["call_id"] for c in json.loads(out)] == [CALL]
 
+    code, _, err = run("patch", "--namespace", NS)  # half a run is no patch of the store
+    assert code == 2 and "conversation(s) refund-b not repaired yet" in err, err
+
     code, stopped = repair(run)  # the same command: still waiting, nothing sent
     assert code == 3 and stopped["status"] == "needs_human"
     assert [p["call_id"] for p in stopped["conversations"][1]["pending"]] == [CALL]

@@ -1,6 +1,7 @@
 """Property: the namespace plan (repair/plan/namespace.py: the planner per conversation, in time
 order, to a fixpoint) equals the plan of ONE task made by concatenating the conversations in
-time order with records joined by agent id (benchmark/namespace_cases.py `concatenate`),
+time order with each version of a record joined across them (benchmark/namespace_cases.py
+`concatenate`),
 planned by the independent in-memory reference (benchmark/reference.py), projected back onto
 the conversations: the affected region, the supported steps, the removed records, the
 invalidated steps, the conversations reached and those whose final answer was affected. And
@@ -9,7 +10,9 @@ made one conversation at a time, each conversation's plan the planner's alone.
 
 Histories are generated (a hypothesis tape per conversation): 2-5 conversations of one memory,
 each reading records earlier ones wrote or that were planted in the store, citing them, and
-writing records derived from them; 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
+writing records derived from them, new versions of records they read (a later snapshot
+holding the earlier version beside it at times), or versions of records they never read,
+written afresh; 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
 number of examples (default 25, what `make test` runs); `python bench/namespace.py property`
 runs 500.
 """
@@ -49,7 +52,8 @@ def projected(history: History) -> dict[str, Any]:
     return {
         "affected": affected,
         "supported_steps": nodes(plan["supported_ids"]) & steps,
-        "removed_records": set(plan["delete_memory_ids"]) | set(plan["quarantine_memory_ids"]),
+        "removed_records": {joined.record_of.get(i, i)
+                            for i in [*plan["delete_memory_ids"], *plan["quarantine_memory_ids"]]},
         "invalidated": invalidated,
         "conversations": sorted({task for task, _ in affected}),
         "affected_answers": sorted(task for task, final in joined.finals.items()

@@ -23,12 +23,13 @@ from provrepair.repair.plan.namespace import plan_namespace
 NS = "rounds"
 
 
-def conversation(task: str, start: int, memories: list[tuple[str, str | None, list[str]]],
-                 steps: list[tuple[str, list[str], list[str]]]) -> Any:
-    """A conversation of NS: memories (id, the step that wrote it or None if read from the
-    store, what it derives from), steps (type, used ids, generated ids), the last an answer."""
+def conversation(task: str, start: int, memories: list[tuple[Any, ...]],
+                 steps: list[tuple[str, list[str], list[str]]], namespace: str = NS) -> Any:
+    """A conversation of `namespace`: memories (id, the step that wrote it or None if read
+    from the store, what it derives from[, the agent id it is a version of]), steps (type,
+    used ids, generated ids), the last an answer."""
     return parse_case({
-        "format": FORMAT, "task_id": task, "domain": "namespace", "memory_namespace": NS,
+        "format": FORMAT, "task_id": task, "domain": "namespace", "memory_namespace": namespace,
         "diagnosed_faults": [],
         "session": [{"input_id": "u_1", "task_id": task, "turn": 1, "content": "question",
                      "timestamp": start + 1}],
@@ -37,7 +38,8 @@ def conversation(task: str, start: int, memories: list[tuple[str, str | None, li
             "source": "agent_summary" if by else "injected", "last_modified_by": by,
             "created_at": start, "last_modified_at": start, "derived_from": derived,
             "supersedes": None, "trust_score": None, "fact_key": None, "fact_value": None,
-            "entity_id": None, "sufficient_from": []} for m, by, derived in memories],
+            "entity_id": None, "sufficient_from": [], **({"record_id": rid[0]} if rid else {})}
+            for m, by, derived, *rid in memories],
         "trace": [{
             "step_id": f"s_{i}", "task_id": task, "step_type": kind, "content": kind,
             "prev_step_ids": [f"s_{i - 1}"] if i > 1 else [],

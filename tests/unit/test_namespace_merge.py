@@ -49,6 +49,16 @@ def test_a_carried_rewrite_keeps_the_writers_operation() -> None:
     assert merged.operations[0].produced_by == "s_2@x"  # type: ignore[union-attr]
 
 
+def test_a_later_replay_deleting_the_rewrite_it_read_beats_the_rewrite() -> None:
+    writer = patch("r1", op("put", "note", content="note on Lisbon"))
+    deleted = patch("r2", op("delete", "note", expected_content="note on Lisbon"))
+    assert summary(merge_patches("n", "r", [writer, deleted])) == [("delete", "note", None)]
+    # a delete of the record as recorded (the fault, read before the rewrite) does not
+    fault = patch("r2", op("delete", "note", expected_content="note on Lyon"))
+    assert summary(merge_patches("n", "r", [writer, fault])) == [
+        ("put", "note", "note on Lisbon")]
+
+
 def test_the_merge_depends_on_time_order_not_on_repair_order() -> None:
     """Each conversation's patch is what its repair committed; whichever was repaired first,
     the merge reads them in the conversations' time order."""
