@@ -123,6 +123,8 @@ def _store_errors() -> tuple[type[Exception], ...]:
     errors: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
     for module, name in (("pysqlite3.dbapi2", "Error"), ("psycopg", "Error"),
                          ("mem0.exceptions", "MemoryError"),
+                         ("qdrant_client.http.exceptions", "ResponseHandlingException"),
+                         ("qdrant_client.http.exceptions", "UnexpectedResponse"),
                          ("openai", "OpenAIError")):  # mem0's embedder, as configured
         if module.split(".")[0] in sys.modules:
             with suppress(ImportError):

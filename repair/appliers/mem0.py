@@ -236,7 +236,9 @@ def mem0_store(config_path: str, namespace: str) -> Mem0Memory:
     held = lock(lock_path(parsed.vector_store, scope))
     try:
         memory = Memory(parsed)
-    except (ValueError, RuntimeError, ImportError) as exc:  # a store in use by the agent
+    except Exception as exc:  # a store in use by the agent, a vector store
+        # server not answering (qdrant's own exceptions), a bad setting: mem0 names none of
+        # them, and whichever it is, the memory cannot be opened
         held.close()
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TargetMismatch(f"mem0:{config_path}: cannot open the agent's memory ({reason}); "

@@ -240,6 +240,11 @@ def test_the_cli_names_a_bad_mem0_target_in_one_line(tmp_path: Path) -> None:
     config = tmp_path / "mem0.json"
     config.write_text(json.dumps({"vector_store": {"provider": "qdrant",
                                                    "config": {"path": str(tmp_path / "no")}}}))
+    remote = tmp_path / "remote.json"  # port 9 (discard): nothing listens
+    remote.write_text(json.dumps({
+        "vector_store": {"provider": "qdrant", "config": {"host": "127.0.0.1", "port": 9}},
+        "embedder": {"provider": "openai", "config": {
+            "api_key": "k", "openai_base_url": "http://127.0.0.1:9/v1"}}}))
     for args, error in (
             (["--to", f"mem0:{tmp_path / 'none.json'}", "--namespace", "user_id=alice"],
              "ConfigError: mem0:"),
@@ -248,7 +253,10 @@ def test_the_cli_names_a_bad_mem0_target_in_one_line(tmp_path: Path) -> None:
             (["--to", f"mem0:{config}", "--namespace", "user_id=alice"],
              "TargetMismatch: mem0:"),
             (["--to", f"mem0:{config}", "--namespace", "user_id=alice//run_id=r"],
-             "ConfigError: --namespace 'user_id=alice//run_id=r' has an empty part")):
+             "ConfigError: --namespace 'user_id=alice//run_id=r' has an empty part"),
+            # a vector store server that does not answer: qdrant's own exception
+            (["--to", f"mem0:{remote}", "--namespace", "user_id=alice"],
+             "TargetMismatch: mem0:")):
         done = subprocess.run([exe, "apply", "--patch", str(saved), *args],
                               capture_output=True, text=True, timeout=120,
                               env={**os.environ, "PROVREPAIR_URI": "bolt://127.0.0.1:9"})
