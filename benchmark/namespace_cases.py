@@ -8,9 +8,7 @@ read: new records, new versions of a record it read (`<agent id>~<n>`, derived f
 version alone), or a version of a record it never read, written afresh. A record is held by
 every later conversation that read it, under its agent id, as a root record (it was read
 from the store, not written there), at its latest version and, at times, the version that
-one updated beside it (a snapshot of both); a conversation may instead read from a snapshot
-taken before an earlier conversation began (versions older than later updates and fresh
-re-writes of a record; it writes no version of what it read). Records are never retired (see `concatenate` for
+one updated beside it (a snapshot of both). Records are never retired (see `concatenate` for
 why). Every decision is asked of a `Chooser` (benchmark/random_cases.py), so hypothesis and
 `random.Random` drive the same generator.
 
@@ -95,24 +93,17 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
     origins: dict[str, list[str]] = {}
     versions = 0
     cases: list[Case] = []
-    snapshots: list[dict[str, dict[str, Any]]] = []  # the store as each conversation began
     for c in range(conversations):
         task = f"{prefix}_{c:02d}"
         start = c * SPAN
-        snapshots.append(dict(store))
-        # a conversation may read a snapshot taken before an earlier one began (versions
-        # older than what was written since, a record's fresh re-write included); it reads
-        # only: a version it wrote would make two lines of the record overlap in time
-        stale = c > 1 and chooser.flag(40)
-        view = snapshots[chooser.integer(1, c - 1)] if stale else store
-        agents = _pick(chooser, sorted(view), 0, 6)
+        agents = _pick(chooser, sorted(store), 0, 6)
         # a snapshot may hold an updated record's earlier version beside its latest
-        kept = [view[a] for a in agents] + [before[a] for a in agents
-                                            if not stale and a in before and chooser.flag(30)]
+        kept = [store[a] for a in agents] + [before[a] for a in agents
+                                             if a in before and chooser.flag(30)]
         memories = [{**m, "task_id": task, "derived_from": [], "sufficient_from": [],
                      "last_modified_by": None} for m in kept]
         held = [m["memory_id"] for m in memories]
-        latest = {view[a]["memory_id"]: a for a in agents}  # held latest version → agent id
+        latest = {store[a]["memory_id"]: a for a in agents}  # held latest version → agent id
         for k in range(chooser.integer(0, 1) if c else 1):  # planted in the store
             planted = f"p{c}_{k}"
             memories.append(_record(task, planted, start, source="injected"))
@@ -135,13 +126,13 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
                 sources = [u for u in used if u in held]
                 updated = next((latest[u] for u in used if u in latest), None)
                 afresh = sorted(a for a in store if a not in latest.values())
-                if updated is not None and not stale and chooser.flag(40):
+                if updated is not None and chooser.flag(40):
                     # a new version of a record read here, from that version alone
                     versions += 1
                     agent, new = updated, f"{updated}~{versions}"
                     used, sufficient, sources = [store[agent]["memory_id"]], [], []
                     derived: list[str] = list(used)
-                elif afresh and chooser.flag(35):
+                elif afresh and chooser.flag(20):
                     # a record this conversation never read, written afresh
                     versions += 1
                     agent = afresh[chooser.integer(0, len(afresh) - 1)]

@@ -13,16 +13,13 @@ conversation, in time order, to a fixpoint:
   the first conversation holding it, and every later one that wrote it afresh; a fault
   named in a task (`plan_from_task`) seeds that task's node;
 - a planned conversation T hands each record whose latest version in T lies in T's affected
-  region A0 to every version of it a later conversation read from T's line up to that
-  version (`_Lines`: lines told by the versions' times; a version read from a snapshot taken
-  before a later fresh re-write is T's, the fresh writer's line is not), and, where a
-  version's line cannot be told, to the next conversation holding the record, if that one
-  read it, at every version it read (a snapshot may hold an earlier version beside the
-  latest): the record as it left T is what it read. There the node is the fault itself (T
-  deleted it: it is a fault of that task too), or an inherited seed (T quarantined it, or
-  kept it with independent support): in A0 unconditionally and never independent
-  evidence, as in T's plan, and quarantined when T removed it
-  (repair/plan/planner.py `inherited`);
+  region A0 to the NEXT conversation holding the record, if that one read it from the store
+  (it holds a version it did not write), at every version it read (a snapshot may hold an
+  earlier version beside the latest): the record as it left T is what it read. There the
+  node is the fault itself (T deleted it: it is a fault of that task too), or an inherited seed
+  (T quarantined it, or kept it with independent support): in A0 unconditionally and never
+  independent evidence, as in T's plan, and quarantined when T removed it
+  (repair/plan/planner.py `inherited`). Conversations after that one read it from there;
 - a conversation's plan is the one made with every earlier conversation planned:
   contamination only flows forward in time, so this is one pass over the reached
   conversations in order (the sequential fixpoint; how it is computed: "Rounds" below).
@@ -67,7 +64,6 @@ import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from math import inf
 from typing import Any
 
 from provrepair.provenance.errors import InputError, ProvrepairError, RecordNotFound
@@ -170,51 +166,18 @@ class _Outcome:
 
 @dataclass
 class _Group:
-    """The holders of one record, by task, the tasks' places in time, sorted, and the record's
-    lines of versions (`_Lines`)."""
+    """The holders of one record, by task, and the tasks' places in time, sorted."""
 
     holders: list[Holder]
     by_task: dict[str, list[Holder]]
     orders: list[Order]
-    lines: _Lines
 
     @staticmethod
     def of(holders: list[Holder]) -> _Group:
         by_task: dict[str, list[Holder]] = defaultdict(list)
         for h in holders:
             by_task[h.task_id].append(h)
-        orders = sorted({h.order for h in holders})
-        return _Group(holders, dict(by_task), orders, _Lines.of(by_task, orders))
-
-
-@dataclass(frozen=True)
-class _Lines:
-    """Where each conversation's line of a record's versions starts, told by the versions'
-    times (`ts`, a record's `created_at`, the same in every conversation holding a version):
-    a conversation that wrote the record afresh (read no version) starts a line at its
-    earliest version; one that read versions continues the lines of the earlier holders of
-    those versions (a version known by its time: `placed`), from the lowest of their floors,
-    or from -inf (every earlier version may be its) when a version it read is held by no
-    earlier conversation at that time. A version older than a conversation's floor was
-    written before its line began, by another line."""
-
-    floor: dict[str, float]             # task → the time its line starts at
-    placed: frozenset[tuple[str, str]]  # (task, memory id) of a version read, known by time
-
-    @staticmethod
-    def of(by_task: dict[str, list[Holder]], orders: list[Order]) -> _Lines:
-        floor: dict[str, float] = {}
-        placed: set[tuple[str, str]] = set()
-        seen: dict[int, float] = {}  # a version's time → the lowest floor of a line holding it
-        for order in orders:
-            mine = by_task[order[2]]
-            read = [h for h in mine if not h.produced]
-            placed.update((h.task_id, h.memory_id) for h in read if h.ts in seen)
-            floor[order[2]] = min((seen.get(h.ts, -inf) for h in read),
-                                  default=min(h.ts for h in mine))
-            for h in mine:
-                seen[h.ts] = min(seen.get(h.ts, inf), floor[order[2]])
-        return _Lines(floor, frozenset(placed))
+        return _Group(holders, dict(by_task), sorted({h.order for h in holders}))
 
 
 @dataclass
@@ -485,14 +448,9 @@ def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> Non
 def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
              ) -> list[tuple[RecordLink, Holder]]:
     """Where the record leaves `task`: its latest version here, if the plan reached it, goes
-    to every version later conversations read of this line up to it (`_Lines`: not older
-    than the line's start, not newer than this version; a later version, or a later fresh
-    writer's line, is not this one's; a version read from a snapshot taken before such a
-    writer is). A version read whose time no earlier conversation holds (its place in the
-    lines unknown) is taken to be the record as it left the conversation before: the next
-    one holding the record, if it read it (did not write it), has it at every such version
-    it read (a snapshot may hold an earlier version beside the latest: which one it
-    answered from is not said)."""
+    to the next conversation holding the record, if that one read it (did not write it),
+    as every version that one read (a snapshot may hold an earlier version beside the
+    latest: which one it answered from is not said)."""
     mine = group.by_task.get(task)
     after = bisect.bisect_right(group.orders, order)
     if not mine or after == len(group.orders):
@@ -500,13 +458,10 @@ def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
     source = max(mine, key=lambda h: h.version)
     if source.memory_id not in outcome.affected:
         return []
-    floor, placed = group.lines.floor[task], group.lines.placed
-    # none from a conversation that wrote the record afresh (it read no version: a faulty
-    # record is seeded there too, `_origins`)
-    read = [h for n, o in enumerate(group.orders[after:])
-            for h in sorted(group.by_task[o[2]], key=lambda h: h.version)
-            if not h.produced and h.ts >= floor
-            and (h.ts <= source.ts if (h.task_id, h.memory_id) in placed else n == 0)]
+    # none when the next conversation wrote the record afresh: it read no earlier version
+    # (a faulty record is seeded there too, `_origins`)
+    read = sorted((h for h in group.by_task[group.orders[after][2]] if not h.produced),
+                  key=lambda h: h.version)
     reach: Reach = ("fault" if source.memory_id in outcome.deleted
                     else "removed" if source.memory_id in outcome.quarantined
                     else "affected")
@@ -515,10 +470,8 @@ def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
 
 
 def _add(seeds: _Seeds, link: RecordLink) -> None:
-    if link.reach == "fault":  # a fault wins over the same version handed on as inherited
+    if link.reach == "fault":
         seeds.faults.setdefault(link.memory_id, link)
-        if seeds.inherited.pop(link.memory_id, None) is not None:
-            seeds.links = [x for x in seeds.links if x.memory_id != link.memory_id]
         return
     if link.memory_id in seeds.inherited or link.memory_id in seeds.faults:
         return

@@ -12,8 +12,7 @@ Histories are generated (a hypothesis tape per conversation): 2-5 conversations 
 each reading records earlier ones wrote or that were planted in the store, citing them, and
 writing records derived from them, new versions of records they read (a later snapshot
 holding the earlier version beside it at times), or versions of records they never read,
-written afresh; some read a snapshot taken before an earlier conversation (versions older
-than later updates and fresh re-writes); 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
+written afresh; 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
 number of examples (default 25, what `make test` runs); `python bench/namespace.py property`
 runs 500.
 """

@@ -10,9 +10,7 @@ import pytest
 from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
-from provrepair.provenance.models import Case
 from provrepair.provenance.store.base import GraphStore
-from provrepair.provenance.validate import parse_case
 from provrepair.repair.namespace_repair import repair_namespace
 from provrepair.repair.plan.namespace import plan_from_task, plan_namespace
 from tests.integration.test_namespace_rounds import NS, conversation
@@ -64,40 +62,6 @@ def test_a_fault_written_afresh_by_a_later_conversation_is_followed(store: Graph
     assert [c.task_id for c in plan.conversations] == ["a", "b", "c"]
     assert [(x.from_task, x.reach) for x in plan.conversations[2].reached_by] == [("b", "fault")]
     assert plan_namespace(store, NS, ["r"], speculate=False)[0] == plan
-
-
-def dated(case: Case, times: dict[str, int]) -> Case:
-    """`case` with these records' versions stamped with the time they were written (as the
-    store keeps it: the same in every conversation holding the version)."""
-    data = case.model_dump(mode="json")
-    for m in data["memory_store"]:
-        if m["memory_id"] in times:
-            m["created_at"] = m["last_modified_at"] = times[m["memory_id"]]
-    return parse_case(data)
-
-
-def test_a_version_read_from_a_snapshot_older_than_a_fresh_rewrite_is_followed(
-        store: GraphStore) -> None:
-    # a derives n from the fault x; b then writes n afresh (n~2, clean); c reads a's n from a
-    # snapshot taken before b, d reads b's n~2. c is reached from a through the old version
-    # (the next holder, b, read nothing to hand on); d is not: b's line is not a's.
-    for case in [
-        conversation("a", 0, [("x", None, []), ("n", "s_2", ["x"])],
-                     [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n"]), ANSWER]),
-        conversation("b", 1000, [("n~2", "s_1", [], "n")],
-                     [("memory_write", [], ["n~2"]), ANSWER]),
-        dated(conversation("c", 2000, [("n", None, [])], [("memory_read", ["n"], []), ANSWER]),
-              {"n": 0}),
-        dated(conversation("d", 3000, [("n~2", None, [], "n")],
-                           [("memory_read", ["n~2"], []), ANSWER]), {"n~2": 1000}),
-    ]:
-        ingest_case(store, case)
-    plan, _ = plan_namespace(store, NS, ["x"])
-    assert [c.task_id for c in plan.conversations] == ["a", "c"]
-    assert [(x.from_task, x.from_memory, x.memory_id, x.reach)
-            for x in plan.conversations[1].reached_by] == [("a", "n", "n", "removed")]
-    assert [a.task_id for a in plan.affected_answers] == ["a", "c"]
-    assert plan_namespace(store, NS, ["x"], speculate=False)[0] == plan
 
 
 def test_a_conversation_reached_by_another_fault_is_not_answered_with_an_earlier_repair(
