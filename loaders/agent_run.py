@@ -14,12 +14,9 @@ depend on is exactly what was in its input:
 - where the input was not captured (`context=None`), everything earlier in the conversation,
   and the case says so (`world["provrepair.warnings"]`);
 - a memory write depends on the ids it names itself (`evidence`: exactly those, with what its
-  span points at), else on the spans it cites (links: `refs`) and a finished tool's result
-  its span is nested in (`parent`), exactly those; else (nothing resolved, or nested in an
-  ENCLOSING step, read at its start before the children the write follows) on what its span
-  points at AND the latest model output with what arrived since (the output whose content
-  it stores; an enclosing span adds dependencies, never narrows them); and on its
-  `derived_from` sources;
+  span points at), else on what its span points at (parent, links: `refs`) AND the latest
+  model output with what arrived since (the output whose content it stores; an enclosing
+  span adds dependencies, never narrows them), and on its `derived_from` sources;
 - a tool result depends on its call and on everything read or made between the call and the
   result (a sub-agent or a search the tool ran inside its span), and the next model output
   reads it.
@@ -140,8 +137,7 @@ class MemoryWrite:
     records: tuple[RecordSeen, ...]
     ts: int
     failed: bool = False
-    refs: tuple[str, ...] = ()          # sources it cites (span links)
-    parent: str | None = None           # the source of the span it is nested in
+    refs: tuple[str, ...] = ()          # sources it points at (span parent, span links)
     evidence: tuple[str, ...] = ()      # ids it names itself (records, tool calls, our ids)
     source: str | None = None
 
@@ -521,18 +517,13 @@ class RunBuilder:
 
     def _write_dependencies(self, event: MemoryWrite) -> list[str]:
         """Explicit evidence (its own references): exactly those, with what its span points
-        at. Else what its span cites (links) and its parent when that is a finished tool's
-        result (read at the tool's end, before the write): exactly those. Else — nothing
-        resolved, or the parent is an ENCLOSING step, read at its start before the children
-        the write follows (an unknown operation such as a plan, a chat, a search) — what it
-        points at AND the latest model output with what arrived since it (the output whose
-        content it stores): an enclosing span adds dependencies, never narrows them. And any
-        earlier output its records' contents show."""
-        parent = self.by_source.get(event.parent) if event.parent is not None else None
-        named = [i for i in (parent, *(self.by_source.get(r) for r in event.refs)) if i]
+        at. Else what it points at (span parent, links) AND the latest model output with what
+        arrived since it (the output whose content it stores): an enclosing span adds
+        dependencies, never narrows them (a generic parent step is read at its start, before
+        the children the write follows). And any earlier output its records' contents show."""
+        named = [self.by_source[r] for r in event.refs if r in self.by_source]
         named += [self._evidence_id(e) for e in event.evidence]
-        enclosing = parent is not None and parent not in self.observations.values()
-        if not event.evidence and (enclosing or not named):
+        if not event.evidence:
             last = next((s["step_id"] for s in reversed(self.trace)
                          if s["step_type"] in ("claim", "plan")), None)
             named += ([last] if last else []) + self.recent

@@ -514,9 +514,9 @@ class SpanReader:
                 raise CaseError(self.task_id, "gen_ai.memory.record.id", span.span_id,
                                 f"a {span.operation} span needs it (or gen_ai.memory.records)")
             records = (RecordSeen(check_id(self.task_id, "gen_ai.memory.record.id", named)),)
+        refs = tuple(r for r in (span.parent_id, *span.links) if r)
         evidence = _ids(a.get("provrepair.evidence_ids"), "provrepair.evidence_ids")
-        return [MemoryWrite(op, records, span.start_ns, failed=span.error,
-                            refs=tuple(r for r in span.links if r), parent=span.parent_id,
+        return [MemoryWrite(op, records, span.start_ns, failed=span.error, refs=refs,
                             evidence=evidence, source=span.span_id)]
 
     def _model_output(self, span: Span, operation: str | None) -> ModelOutput:

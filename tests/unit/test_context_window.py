@@ -95,7 +95,7 @@ def test_a_record_the_run_wrote_and_shows_later_is_a_dependency() -> None:
     assert "m_seat" in step(case, "noted").used_ids
 
 
-def test_a_write_depends_on_its_links_else_on_the_latest_output() -> None:
+def test_a_write_depends_on_its_links_and_on_the_latest_output() -> None:
     call = {"type": "tool_call", "id": "c1", "name": "seat", "arguments": {}}
     case = read(chat(1, [Q1], calls=[call]),
                 span(2, "execute_tool", **{"gen_ai.tool.call.id": "c1",
@@ -106,9 +106,8 @@ def test_a_write_depends_on_its_links_else_on_the_latest_output() -> None:
     observation = step(case, "4C")
     assert observation.step_type == "tool_observation"
     answer = step(case, "Your seat is 4C.").step_id
-    # the linked span only: a link cites a finished step (what the write stores), it encloses
-    # nothing that ran after it began
-    assert step(case, "seat 4C").used_ids == [observation.step_id]
+    # the linked span, and (a link adds dependencies, never narrows them) the latest output
+    assert step(case, "seat 4C").used_ids == [observation.step_id, answer]
     # no parent step, no link: the latest output and what arrived since (the record m1)
     assert step(case, "asked about seats").used_ids == [answer, "m1"]
 

@@ -6,7 +6,6 @@ sub-agent with a conversation of its own inside a run is part of that run, in a 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -118,36 +117,6 @@ def test_a_write_under_an_enclosing_step_keeps_what_came_before_it(frame: str) -
     ])
     assert "m2" in affected(case, "m1")
     assert any(s.content.startswith(f"{frame}:") for s in case.trace) == (frame == "plan_trip")
-
-
-def test_a_write_is_narrowed_only_by_precise_references() -> None:
-    """A write citing a finished step (a span link), or nested in a finished tool whose result
-    it stores, depends on exactly that; one nested in a chat (read at its start) with a
-    search inside it before the write also depends on the search, link or not."""
-    def used(case: Case, content: str) -> list[str]:
-        return next(s.used_ids for s in case.trace if s.content.startswith(content))
-
-    (case,) = cases_from_spans([
-        span(1, "invoke_agent", **P),
-        span(2, "chat", 1, **P, **{"gen_ai.input.messages": [text("user", "my seat?")],
-                                   "gen_ai.output.messages": [call("c1", "seat")]}),
-        span(3, "execute_tool", 1, start=3000, end=3500, **P, **{
-            "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.result": "4C"}),
-        span(4, "chat", 1, end=8000, **P, **{
-            "gen_ai.input.messages": [text("user", "my seat?")],
-            "gen_ai.output.messages": [text("assistant", "Your seat is 4C.")]}),
-        span(5, "search_memory", 4, **P, **{"gen_ai.memory.records": records(
-            ("m1", "User prefers aisle seats (poisoned)"))}),
-        span(6, "create_memory", 3, **P, **{"gen_ai.memory.records": records(
-            ("m2", "booked 4C"))}),
-        replace(span(7, "create_memory", 4, **P, **{"gen_ai.memory.records": records(
-            ("m3", "prefers the aisle"))}), links=(f"{3:016x}",)),
-    ])
-    observation = step(case, "4C")
-    assert used(case, "booked 4C") == [observation]  # its parent: the tool, finished
-    # its parent encloses the search (its link to the tool narrows nothing)
-    assert {observation, "m1"} <= set(used(case, "prefers the aisle"))
-    assert "m3" in affected(case, "m1") and "m2" not in affected(case, "m1")
 
 
 def test_a_sub_agent_with_its_own_conversation_is_part_of_the_outer_run() -> None:
