@@ -244,8 +244,9 @@ def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges:
 
 def delete_task(store: GraphStore, task_id: str) -> int:
     """Remove a stored task: its evaluation records, a leftover staged copy, then the task
-    with its nodes and runs in one statement (the log of the calls its repairs issued stays:
-    a task ingested again under the id never sends them again). Under the task lock; returns
+    with its nodes and runs in one statement (of the log of the calls its repairs issued,
+    those that may have acted stay: a task ingested again under the id never sends them
+    again; provenance/state/calls.py kept_call_params). Under the task lock; returns
     the nodes removed. A crash in between leaves the task readable (only its evaluation gone) and re-running
     finishes the job."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
