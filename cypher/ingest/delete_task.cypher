@@ -8,6 +8,7 @@
 // them (`issued`, `read_only`, `unknown`: provenance/state/calls.py kept_call_params): what a
 // repair sent is not forgotten, so a task ingested or recorded again under the id never sends
 // those calls again; approvals, skips and shown calls go (README, "When a person must decide").
+// A kept call's `earlier_run`: the run of the deleted version that sent it (`history`).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
 // dropped from every label matrix not yet resized to the graph's node capacity (the label
 // is then scanned over a node with no attributes: 'Attempted to access undefined
@@ -60,8 +61,8 @@ WHERE (NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0)
 DELETE call
 WITH count(*) AS dropped
 OPTIONAL MATCH (kept:ToolCall {task_key: $task_key})
-WHERE NOT kept.status IN $issued
-SET kept.status = $unknown
+SET kept.status = CASE WHEN kept.status IN $issued THEN kept.status ELSE $unknown END,
+    kept.earlier_run = kept.run_id
 WITH count(*) AS relabelled
 OPTIONAL MATCH (c:CaptureSpan {task_key: $task_key})
 DELETE c

@@ -11,6 +11,7 @@
 // the calls that only waited on a person (shown, approved, skipped, refused), go with the old
 // version. A kept call not DONE/FAILED/ISSUING (a decision since it was sent) becomes
 // `unknown` (ISSUING): a decision holds for its version only (calls.py kept_call_params).
+// `earlier_run`: the run of a dropped version that sent a kept call (`history` lists it apart).
 // A crash before this statement leaves the old version untouched; after it, the new one.
 // `swapped` is 0 when there was no staged copy (aggregates still return one row).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
@@ -66,8 +67,8 @@ WHERE (NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0)
 DELETE call
 WITH DISTINCT st
 OPTIONAL MATCH (kept:ToolCall {task_key: $task_key})
-WHERE NOT kept.status IN $issued
-SET kept.status = $unknown
+SET kept.status = CASE WHEN kept.status IN $issued THEN kept.status ELSE $unknown END,
+    kept.earlier_run = kept.run_id
 WITH DISTINCT st
 OPTIONAL MATCH (o:Node {task_key: $task_key})
 DETACH DELETE o

@@ -24,9 +24,17 @@ from provrepair.repair.current import current_case
 from provrepair.repair.derive import ToolCall
 from provrepair.repair.reasoners.base import StepOutput, StepRequest
 from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.runs import list_runs
 from provrepair.repair.service import RepairReport, Resume, repair_task
 from provrepair.repair.tools.base import ToolResult
-from provrepair.repair.tools.calllog import LoggedCall, issued_calls, read_calls, write_calls
+from provrepair.repair.tools.calllog import (
+    EARLIER_VERSION,
+    LoggedCall,
+    issued_calls,
+    read_calls,
+    side_effects_by_run,
+    write_calls,
+)
 from provrepair.repair.tools.declared import ToolSet
 from tests import hooked_cli, side_effect_tools
 from tests.conftest import REPO, Cli
@@ -146,6 +154,7 @@ def test_a_new_version_and_a_delete_keep_only_the_calls_that_may_have_acted_on_b
     raw["session"][-1]["content"] += " (thanks)"
     ingest_case(store, parse_case(raw), replace=True)
     assert {c.call_id: c.status for c in read_calls(store, task)} == kept
+    assert all(c.from_earlier_version for c in read_calls(store, task))
     calls = _log_of_every_kind(store, task)
     delete_task(store, task)
     assert {c.call_id: c.status for c in read_calls(store, task)} == kept
@@ -328,6 +337,10 @@ def test_a_new_version_or_a_deleted_task_keeps_the_calls_sent(
     ingest_case(store, parse_case(raw), replace=True)
     again = repair(store, task)
     assert (again.status, again.counts["reused_calls"]) == ("repaired", 1), again.unresolved
+    # `history` lists the refund as sent by a repair of the earlier version, not by this one
+    by_run = side_effects_by_run(list_runs(store, task), issued_calls(store, task))
+    assert [(owner, [c.tool for c in calls]) for owner, calls in by_run.items()] == [
+        (EARLIER_VERSION, ["issue_refund"])]
     delete_task(store, task)
     ingest_case(store, parse_case(raw))
     after_delete = repair(store, task)
