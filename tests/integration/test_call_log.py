@@ -373,17 +373,23 @@ def test_a_new_version_asks_a_read_only_tool_again(falkordb_store: GraphStore) -
         "repaired", 0, ["R-old", "R-new"])
 
 
+def _refund_of_unknown_outcome(store: GraphStore, task: str) -> str:
+    """After a first stop, a resume died after committing the refund's intent; its call id."""
+    repair(store, task)
+    refund = call_id("s_003", "issue_refund", ARGS)
+    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
+                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
+                                         attempts=1)])
+    return refund
+
+
 def test_a_skip_holds_for_its_version_only(falkordb_store: GraphStore, effects: Path) -> None:
     """A person skipped a refund that may have been sent; the version ingested next does not
     inherit the skip: its repair stops at the step, showing the call as may have been sent."""
     store = falkordb_store
     raw = json.loads(REFUND.read_text())
     task = ingest(store, REFUND)
-    repair(store, task)
-    refund = call_id("s_003", "issue_refund", ARGS)
-    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
-                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
-                                         attempts=1)])
+    refund = _refund_of_unknown_outcome(store, task)
     repair(store, task, approve=frozenset())
     assert repair(store, task, skip=frozenset({"s_003"})).status == "partial"
     raw["session"][-1]["content"] += " (thanks)"
@@ -400,11 +406,7 @@ def test_a_call_that_may_have_been_sent_stays_in_the_history_when_skipped(
     been issued, and the person skips it: the log still lists it among what was sent."""
     store = falkordb_store
     task = ingest(store, REFUND)
-    repair(store, task)
-    refund = call_id("s_003", "issue_refund", ARGS)
-    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
-                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
-                                         attempts=1)])
+    refund = _refund_of_unknown_outcome(store, task)
     shown = repair(store, task, approve=frozenset())
     assert [(p["call_id"], p["kind"]) for p in shown.pending] == [(refund, "unknown_outcome")]
     skipped = repair(store, task, skip=frozenset({"s_003"}))
