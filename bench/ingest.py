@@ -79,6 +79,7 @@ from provrepair.provenance.ingest import ingest_case, node_statements, staged_st
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.models import FORMAT, Case, ToolSpec
 from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore
@@ -539,7 +540,7 @@ def bench_ingest(size: int, reps: int, connect: Callable[[str], TimedStore],
             assert row["user_inputs"] + row["memories"] + row["steps"] == nodes, row
             if stream is not None:  # the live recorder into a graph holding this case
                 runs["recorder_on_graph"].append(record_on(store, stream, DEFAULT_BATCH_SIZE))
-                store.run("delete_task", {"task_key": task_key(stream.task_id)})
+                store.run("delete_task", {"task_key": task_key(stream.task_id), **kept_call_params()})
             if replace:
                 runs["replace"].append(measure_ingest(store, changed, replace=True))
             runs["encode"].append({"encode_s": measure_encoding(store, case)})
@@ -696,7 +697,8 @@ def bench_recorder(stream: Stream, reps: int, preload: int,
                     runs[label].append(result)
                 finally:
                     if store is shared:  # keep the preloaded task, drop the recorded one
-                        shared.run("delete_task", {"task_key": task_key(stream.task_id)})
+                        shared.run("delete_task", {"task_key": task_key(stream.task_id),
+                                                   **kept_call_params()})
                     elif isinstance(store, TimedStore):
                         store.drop()
                         store.close()

@@ -74,6 +74,7 @@ from provrepair.provenance.ingest import ingest_case, node_statements
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.models import FORMAT, Case
 from provrepair.provenance.rows import edge_row, task_props
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.store.base import BATCH_ROWS, Pending, Row, batched
 from provrepair.provenance.store.embedded import EmbeddedServer
 from provrepair.provenance.store.falkordb import FalkorDBStore, PipelinedReads
@@ -421,7 +422,7 @@ class Filler:
                     section[:] = sorted(x.replace(task_id, "T").replace(task_key(task_id), "K")
                                         for x in section)
                 prints.append(fp)
-                self.store.run("delete_task", {"task_key": task_key(task_id)})
+                self.store.run("delete_task", {"task_key": task_key(task_id), **kept_call_params()})
             assert prints[0] == prints[1], f"filler fast path differs from merge_* (template {i})"
             assert len(prints[0]["nodes"]) == tpl["nodes"], "filler template node count"
 

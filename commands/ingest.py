@@ -85,8 +85,9 @@ def _ingest_files(paths: list[Path], replace: bool, source_format: str, as_json:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def delete(task_id: str | None, prune: bool, as_json: bool) -> None:
     """Remove a task from the store (its recorded graph, repair runs and evaluation data;
-    the log of the tool calls its repairs issued stays, so a task ingested again under this
-    id never sends them again), or with --prune the leftovers of interrupted work (one task, or every task).
+    the log of the tool calls its repairs issued that may have acted stays, so a task
+    ingested again under this id never sends them again), or with --prune the leftovers of
+    interrupted work (one task, or every task).
 
     Refused while another process repairs or ingests the task (it holds the task's lock).
     """

@@ -380,19 +380,27 @@ def pending(task_id: str, as_json: bool) -> None:
 def history(task_id: str, as_json: bool) -> None:
     """List the repair runs (plans and repairs) recorded for a task, with the side effects
     each repair issued (tool, arguments, result, time, the approval that allowed it) and the
-    calls a stop waits on."""
+    calls a stop waits on; first, the calls that repairs of an earlier version of the task
+    sent (kept by `ingest --replace` and `delete`)."""
     from provrepair.provenance.readback import get_task_props
     from provrepair.repair.runs import list_runs
-    from provrepair.repair.tools.calllog import issued_calls, side_effects_by_run
+    from provrepair.repair.tools.calllog import EARLIER_VERSION, issued_calls, side_effects_by_run
 
     with store() as st:
         get_task_props(st, task_id)
         runs = list_runs(st, task_id)
         by_run = side_effects_by_run(runs, issued_calls(st, task_id))
-    if as_json:
-        emit_json([{**run, "side_effects": [c.public() for c in by_run.get(run["run_id"], [])]}
-                   for run in runs])
+    earlier = by_run.get(EARLIER_VERSION, [])
+    if as_json:  # the calls of dropped versions first, as a run entry without a run id
+        emit_json([*([{"run_id": None, "earlier_version": True,
+                       "side_effects": [c.public() for c in earlier]}] if earlier else []),
+                   *({**run, "side_effects": [c.public() for c in by_run.get(run["run_id"], [])]}
+                     for run in runs)])
         return
+    if earlier:
+        click.echo("sent by a repair of an earlier version (ingest --replace, delete since):")
+        for line in side_effect_lines(earlier):
+            click.echo("    sent: " + line)
     if not runs:
         click.echo(f"no repair runs for task {task_id}")
     for run in runs:

@@ -49,7 +49,7 @@ from provrepair.provenance.rows import (
     step_row_json,
     task_props,
 )
-from provrepair.provenance.state.calls import ISSUED
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.store.base import BATCH_ROWS, GraphStore, Statement, batched
 from provrepair.provenance.vocab import SUFFICIENCY_EDGES
 
@@ -197,7 +197,7 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
     dumped = case.model_dump(mode="json")  # one pydantic call: the hash and every row
     live = task_key(case.task_id)
     staged = staging_key(case.task_id)
-    store.run("delete_task", {"task_key": staged})
+    store.run("delete_task", {"task_key": staged, **kept_call_params()})
     store.run("merge_task", {"task_key": staged,
                              "props": task_props(case, None, complete=False)})
     # Lazily built: the store can encode a batch, and hash a share of the case, while the
@@ -216,7 +216,7 @@ def _write_version(store: GraphStore, case: Case, edges: list[Edge], progress: P
                                    "props": evaluation_props(case)})
     checkpoint("ingest_before_swap")
     swapped = store.run("swap_staged_task", {"task_key": live, "staging_key": staged,
-                                             "issued": sorted(ISSUED)})
+                                             **kept_call_params()})
     if not swapped or swapped[0]["swapped"] != 1:
         raise InternalError(f"task {case.task_id!r}: the staged copy vanished before the swap")
     store.run("prune_evaluations", {"task_key": live, "keep_key": keep})
@@ -244,15 +244,16 @@ def _check_staged(store: GraphStore, case: Case, staged: str, nodes: int, edges:
 
 def delete_task(store: GraphStore, task_id: str) -> int:
     """Remove a stored task: its evaluation records, a leftover staged copy, then the task
-    with its nodes and runs in one statement (the log of the calls its repairs issued stays:
-    a task ingested again under the id never sends them again). Under the task lock; returns
+    with its nodes and runs in one statement (of the log of the calls its repairs issued,
+    those that may have acted stay: a task ingested again under the id never sends them
+    again; provenance/state/calls.py kept_call_params). Under the task lock; returns
     the nodes removed. A crash in between leaves the task readable (only its evaluation gone) and re-running
     finishes the job."""
     get_task_props(store, task_id)  # TaskNotFound, naming the task
     with task_lock(store, task_id, new_owner_id("delete"), "delete"):
         store.run("prune_evaluations", {"task_key": task_key(task_id), "keep_key": ""})
-        store.run("delete_task", {"task_key": staging_key(task_id)})
-        rows = store.run("delete_task", {"task_key": task_key(task_id)})
+        store.run("delete_task", {"task_key": staging_key(task_id), **kept_call_params()})
+        rows = store.run("delete_task", {"task_key": task_key(task_id), **kept_call_params()})
     return int(rows[0]["nodes"]) if rows else 0
 
 

@@ -170,7 +170,7 @@ CAPTURE_PROPERTIES = ("span_key", "trace_id", "start_ns", "written_ns", "span_js
 CALL_PROPERTIES = ("call_key", "created", "call_id", "step_id", "tool", "args_json", "status",
                    "side_effect", "run_id", "attempts", "stopped_run", "reason", "approved_run",
                    "approved_at", "issued_at", "finished_at", "result", "result_status",
-                   "facts_json", "error")
+                   "facts_json", "error", "earlier_run")
 
 # Property keys the queries may use (fed to the linter so typos are caught).
 PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES, *CALL_PROPERTIES,

@@ -15,6 +15,7 @@ from typing import Any
 
 from provrepair.provenance.keys import staging_key, task_key
 from provrepair.provenance.lock import new_owner_id, task_lock
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.state.runs import RunStatus, begin_props, commit_props, run_params
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import RunMark
@@ -100,7 +101,7 @@ def prune_task(store: GraphStore, task_id: str) -> dict[str, Any]:
     committed (their runs read aborted) and a staging copy of an ingest that never swapped."""
     with task_lock(store, task_id, new_owner_id("delete"), "delete"):
         aborted = roll_back_unfinished(store, task_id)
-        staged = store.run("delete_task", {"task_key": staging_key(task_id)})
+        staged = store.run("delete_task", {"task_key": staging_key(task_id), **kept_call_params()})
     return {"task_id": task_id, "aborted_runs": aborted,
             "staged_nodes_removed": int(staged[0]["nodes"]) if staged else 0}
 

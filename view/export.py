@@ -24,6 +24,7 @@ from provrepair.provenance.agent_records import link_agent_records
 from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import group_node_rows
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.state.runs import run_params
 from provrepair.provenance.store.base import GraphStore, batched
 from provrepair.provenance.vocab import RepairEdge
@@ -111,7 +112,7 @@ def _clear_other_version(target: GraphStore, snap: Snapshot) -> bool:
     found = target.run("get_task", {"task_key": snap.key})
     if not found or found[0]["props"].get("content_hash") == snap.task.get("content_hash"):
         return False
-    target.run("delete_task", {"task_key": snap.key})
+    target.run("delete_task", {"task_key": snap.key, **kept_call_params()})
     return True
 
 

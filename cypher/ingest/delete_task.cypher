@@ -1,11 +1,14 @@
 // name: delete_task
 // mode: write
-// params: task_key
+// params: task_key, issued, read_only, unknown
 // Removes a task's nodes, edges and task record in one statement (atomic on both engines).
 // Used to clear a staging copy left by an interrupted ingest. The live capture's journal of
-// the task goes too: a deleted conversation is not brought back by its next trace. The call
-// log (:ToolCall) stays: what a repair sent in the world is not forgotten, so a task ingested
-// again under the id never sends those calls again (README, "When a person must decide").
+// the task goes too: a deleted conversation is not brought back by its next trace. Of the call
+// log (:ToolCall) stay the calls that may have acted in the world, as swap_staged_task keeps
+// them (`issued`, `read_only`, `unknown`: provenance/state/calls.py kept_call_params): what a
+// repair sent is not forgotten, so a task ingested or recorded again under the id never sends
+// those calls again; approvals, skips and shown calls go (README, "When a person must decide").
+// A kept call's `earlier_run`: the run of the deleted version that sent it (`history`).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
 // dropped from every label matrix not yet resized to the graph's node capacity (the label
 // is then scanned over a node with no attributes: 'Attempted to access undefined
@@ -52,6 +55,15 @@ WITH count(*) AS tasks
 OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH count(*) AS runs
+OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
+WHERE (NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0)
+   OR coalesce(call.side_effect, '') = $read_only
+DELETE call
+WITH count(*) AS dropped
+OPTIONAL MATCH (kept:ToolCall {task_key: $task_key})
+SET kept.status = CASE WHEN kept.status IN $issued THEN kept.status ELSE $unknown END,
+    kept.earlier_run = kept.run_id
+WITH count(*) AS relabelled
 OPTIONAL MATCH (c:CaptureSpan {task_key: $task_key})
 DELETE c
 WITH count(*) AS journal

@@ -1,14 +1,17 @@
 // name: swap_staged_task
 // mode: write
-// params: task_key, staging_key, issued
+// params: task_key, staging_key, issued, read_only, unknown
 // The atomic step of ingest (one statement; FalkorDB has no multi-statement transactions):
 // only if the staged copy has its task record, drop the old version of the task (with its
 // repair runs, which describe a graph that no longer exists) and move the staged copy into
-// place by rewriting its keys (uid = key + "/" + encoded id). The call log keeps every call
+// place by rewriting its keys (uid = key + "/" + encoded id). The call log keeps the calls
 // that may have acted in the world (`issued`: provenance/state/calls.py ISSUED; or one sent
-// before, attempts > 0, that a decision relabelled: is_issued there), so a repair
-// of the new version never sends one again; the calls that only waited on a person (shown,
-// approved, skipped, refused) go with the old version's stops.
+// before, attempts > 0, that a decision relabelled: is_issued there) of tools that are not
+// `read_only`, so a repair of the new version never sends one again; a read-only answer, and
+// the calls that only waited on a person (shown, approved, skipped, refused), go with the old
+// version. A kept call not DONE/FAILED/ISSUING (a decision since it was sent) becomes
+// `unknown` (ISSUING): a decision holds for its version only (calls.py kept_call_params).
+// `earlier_run`: the run of a dropped version that sent a kept call (`history` lists it apart).
 // A crash before this statement leaves the old version untouched; after it, the new one.
 // `swapped` is 0 when there was no staged copy (aggregates still return one row).
 // FalkorDB 4.16 guard (docs/engines.md, "Deleting nodes"): a node deletion is silently
@@ -59,8 +62,13 @@ OPTIONAL MATCH (run:RepairRun {task_key: $task_key})
 DETACH DELETE run
 WITH DISTINCT st
 OPTIONAL MATCH (call:ToolCall {task_key: $task_key})
-WHERE NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0
+WHERE (NOT call.status IN $issued AND coalesce(call.attempts, 0) = 0)
+   OR coalesce(call.side_effect, '') = $read_only
 DELETE call
+WITH DISTINCT st
+OPTIONAL MATCH (kept:ToolCall {task_key: $task_key})
+SET kept.status = CASE WHEN kept.status IN $issued THEN kept.status ELSE $unknown END,
+    kept.earlier_run = kept.run_id
 WITH DISTINCT st
 OPTIONAL MATCH (o:Node {task_key: $task_key})
 DETACH DELETE o

@@ -44,6 +44,23 @@ class CallStatus(StrEnum):
 # Calls that may have acted in the world (what `history` and `show` list as side effects).
 ISSUED = frozenset({CallStatus.ISSUING, CallStatus.DONE, CallStatus.FAILED})
 
+# The class of a tool that cannot act in the world (repair/tools/declared.py SideEffect).
+READ_ONLY_CLASS = "read_only"
+
+
+def kept_call_params() -> dict[str, Any]:
+    """The parameters of the queries that drop a task version (swap_staged_task, delete_task)
+    saying what its call log keeps for the next version under the id: only the calls that may
+    have acted in the world (`is_issued`) of tools that are not read-only. A read-only answer
+    belongs to the version that asked (a new version asks again), and what only waited on a
+    person (shown, approved, skipped, refused before sending) goes with the version's stops.
+    A kept call keeps its result (DONE) or failure (FAILED); any other (a person's decision
+    since it was sent: --skip, --approve, shown again) becomes of unknown outcome (ISSUING):
+    a decision holds for the version it was made in, and the new version's repair stops for
+    a person at that step, showing the call ("may have been issued")."""
+    return {"issued": sorted(ISSUED), "read_only": READ_ONLY_CLASS,
+            "unknown": CallStatus.ISSUING.value}
+
 
 def is_issued(status: object, attempts: int = 0) -> bool:
     """The call may have acted in the world: its status says so, or it was sent before

@@ -64,6 +64,7 @@ from provrepair.repair.tools.declared import SideEffect
 from provrepair.repair.tools.registry import ToolRegistry
 
 UNDECLARED = "undeclared"  # the class shown for a tool nobody declared (it is irreversible)
+EARLIER_VERSION = "earlier_version"  # side_effects_by_run's key of the calls of dropped versions
 APPROVAL = "approval"                # a pending call: it needs a person's approval
 UNKNOWN_OUTCOME = "unknown_outcome"  # a pending call: it may have been sent already
 
@@ -91,6 +92,13 @@ class LoggedCall:
     issued_at: int | None = None
     finished_at: int | None = None
     created: int | None = None
+    earlier_run: str | None = None     # the run that sent it, of a version dropped since
+
+    @property
+    def from_earlier_version(self) -> bool:
+        """Last sent by a repair of a task version dropped since (ingest --replace, delete:
+        the queries set `earlier_run`), not by one of this version."""
+        return self.earlier_run is not None and self.run_id == self.earlier_run
 
     @classmethod
     def from_props(cls, props: dict[str, Any]) -> LoggedCall:
@@ -104,7 +112,7 @@ class LoggedCall:
                    reason=props.get("reason"), stopped_run=props.get("stopped_run"),
                    approved_run=props.get("approved_run"), approved_at=props.get("approved_at"),
                    issued_at=props.get("issued_at"), finished_at=props.get("finished_at"),
-                   created=props.get("created"))
+                   created=props.get("created"), earlier_run=props.get("earlier_run"))
 
     def props(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -116,7 +124,8 @@ class LoggedCall:
                     "result_status": self.result_status, "error": self.error,
                     "reason": self.reason, "stopped_run": self.stopped_run,
                     "approved_run": self.approved_run, "approved_at": self.approved_at,
-                    "issued_at": self.issued_at, "finished_at": self.finished_at}
+                    "issued_at": self.issued_at, "finished_at": self.finished_at,
+                    "earlier_run": self.earlier_run}
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
 
@@ -129,7 +138,8 @@ class LoggedCall:
                 "issued_at": self.issued_at, "finished_at": self.finished_at,
                 "approval": ({"run_id": self.approved_run, "at": self.approved_at}
                              if self.approved_run else None),
-                "reason": self.reason, "stopped_run": self.stopped_run}
+                "reason": self.reason, "stopped_run": self.stopped_run,
+                "earlier_version": self.from_earlier_version}
 
     def as_result(self) -> ToolResult:
         return ToolResult(self.result or "", list(self.facts), self.result_status or "ok")
@@ -187,13 +197,17 @@ def side_effects(store: GraphStore, task_id: str) -> list[LoggedCall]:
 def side_effects_by_run(runs: list[dict[str, Any]],
                         calls: list[LoggedCall]) -> dict[str, list[LoggedCall]]:
     """The side effects (issued calls of tools that are not read-only) under the run that sent
-    each; a call whose run never finished (it died) goes under the first run after it, the
-    one that carried on (else the last run)."""
+    each; a call sent by a repair of an earlier version of the task (dropped since) under
+    EARLIER_VERSION; a call whose run never finished (it died) goes under the first run after
+    it, the one that carried on (else the last run)."""
     known = {run["run_id"] for run in runs}
     order = sorted(runs, key=lambda run: run.get("created") or 0)
     out: dict[str, list[LoggedCall]] = {}
     for call in calls:
         if call.side_effect == SideEffect.READ_ONLY:
+            continue
+        if call.from_earlier_version and call.run_id not in known:
+            out.setdefault(EARLIER_VERSION, []).append(call)
             continue
         owner = call.run_id if call.run_id in known else next(
             (run["run_id"] for run in order if (run.get("created") or 0) >= (call.issued_at or 0)),

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from provrepair.provenance.errors import ConfigError
 from provrepair.provenance.models import ToolSpec
+from provrepair.provenance.state.calls import READ_ONLY_CLASS
 from provrepair.repair.tools.base import Runner, ToolCallRejected, ToolFailed, ToolResult
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 
 class SideEffect(StrEnum):
-    READ_ONLY = "read_only"
+    READ_ONLY = READ_ONLY_CLASS  # the call log's home of the name (provenance/state/calls.py)
     IDEMPOTENT = "idempotent"
     COMPENSABLE = "compensable"
     IRREVERSIBLE = "irreversible"

@@ -24,8 +24,17 @@ from provrepair.repair.current import current_case
 from provrepair.repair.derive import ToolCall
 from provrepair.repair.reasoners.base import StepOutput, StepRequest
 from provrepair.repair.reasoners.offline import OfflineReasoner
+from provrepair.repair.runs import list_runs
 from provrepair.repair.service import RepairReport, Resume, repair_task
-from provrepair.repair.tools.calllog import LoggedCall, issued_calls, read_calls, write_calls
+from provrepair.repair.tools.base import ToolResult
+from provrepair.repair.tools.calllog import (
+    EARLIER_VERSION,
+    LoggedCall,
+    issued_calls,
+    read_calls,
+    side_effects_by_run,
+    write_calls,
+)
 from provrepair.repair.tools.declared import ToolSet
 from tests import hooked_cli, side_effect_tools
 from tests.conftest import REPO, Cli
@@ -110,22 +119,45 @@ def test_the_log_keeps_each_transition_on_both_engines(store: GraphStore) -> Non
         CallStatus.DONE, 1, "run-2", "run-2", "Refunded", [{"a": 1}], 1000, ARGS)
 
 
-def test_a_new_version_and_a_delete_keep_the_issued_calls_on_both_engines(
+def _log_of_every_kind(store: GraphStore, task: str) -> dict[str, LoggedCall]:
+    """One call of each kind a version can leave in its log (distinct steps)."""
+    def call(step: str, status: CallStatus, side_effect: str = "irreversible",
+             attempts: int = 1) -> LoggedCall:
+        return LoggedCall(call_id(step, "issue_refund", ARGS), step, "issue_refund", ARGS,
+                          status, side_effect, run_id="run-old", attempts=attempts)
+    calls = {"done": call("s_1", CallStatus.DONE), "failed": call("s_2", CallStatus.FAILED),
+             "unknown": call("s_3", CallStatus.ISSUING),
+             "read_only": call("s_4", CallStatus.DONE, "read_only"),
+             "skipped_sent": call("s_5", CallStatus.SKIPPED),
+             "approved_sent": call("s_6", CallStatus.APPROVED),
+             "approved": call("s_7", CallStatus.APPROVED, attempts=0),
+             "pending": call("s_8", CallStatus.PENDING, attempts=0),
+             "skipped": call("s_9", CallStatus.SKIPPED, attempts=0)}
+    write_calls(store, task, list(calls.values()))
+    return calls
+
+
+def test_a_new_version_and_a_delete_keep_only_the_calls_that_may_have_acted_on_both_engines(
         store: GraphStore) -> None:
-    """swap_staged_task keeps the calls that may have acted (by the statuses Python passes),
-    delete_task keeps the whole log."""
+    """swap_staged_task and delete_task keep the calls that may have acted of tools that are
+    not read-only (by the statuses and class Python passes); a person's decision about a kept
+    call (a skip, an approval after it was sent) holds for its version only: the next one
+    sees it as of unknown outcome. Read-only answers, approvals, pending and skipped calls
+    never sent go with the version."""
     raw = json.loads(REFUND.read_text())
     task = ingest(store, REFUND)
-    sent = LoggedCall(call_id("s_003", "issue_refund", ARGS), "s_003", "issue_refund", ARGS,
-                      CallStatus.DONE, "irreversible", run_id="run-1", attempts=1)
-    write_calls(store, task, [sent, LoggedCall("0" * 12, "s_009", "send_email", {},
-                                               CallStatus.APPROVED)])
+    calls = _log_of_every_kind(store, task)
+    kept = {calls["done"].call_id: CallStatus.DONE, calls["failed"].call_id: CallStatus.FAILED,
+            calls["unknown"].call_id: CallStatus.ISSUING,
+            calls["skipped_sent"].call_id: CallStatus.ISSUING,
+            calls["approved_sent"].call_id: CallStatus.ISSUING}
     raw["session"][-1]["content"] += " (thanks)"
     ingest_case(store, parse_case(raw), replace=True)
-    assert [(c.call_id, c.status) for c in read_calls(store, task)] == [
-        (sent.call_id, CallStatus.DONE)]
+    assert {c.call_id: c.status for c in read_calls(store, task)} == kept
+    assert all(c.from_earlier_version for c in read_calls(store, task))
+    calls = _log_of_every_kind(store, task)
     delete_task(store, task)
-    assert [c.call_id for c in read_calls(store, task)] == [sent.call_id]
+    assert {c.call_id: c.status for c in read_calls(store, task)} == kept
 
 
 def test_approving_one_stop_at_a_time_makes_progress_and_acts_once(
@@ -305,11 +337,67 @@ def test_a_new_version_or_a_deleted_task_keeps_the_calls_sent(
     ingest_case(store, parse_case(raw), replace=True)
     again = repair(store, task)
     assert (again.status, again.counts["reused_calls"]) == ("repaired", 1), again.unresolved
+    # `history` lists the refund as sent by a repair of the earlier version, not by this one
+    by_run = side_effects_by_run(list_runs(store, task), issued_calls(store, task))
+    assert [(owner, [c.tool for c in calls]) for owner, calls in by_run.items()] == [
+        (EARLIER_VERSION, ["issue_refund"])]
     delete_task(store, task)
     ingest_case(store, parse_case(raw))
     after_delete = repair(store, task)
     assert (after_delete.status, after_delete.counts["reused_calls"]) == ("repaired", 1)
     assert tools(effects) == ["issue_refund"]  # never sent again
+
+
+def test_a_new_version_asks_a_read_only_tool_again(falkordb_store: GraphStore) -> None:
+    """A read-only answer belongs to the version that asked: the repair of the version
+    ingested next calls the tool again and uses its new answer (not the old one's)."""
+    store = falkordb_store
+    answers = iter(["R-old", "R-new"])
+    asked: list[str] = []
+
+    def lookup(order_id: str, amount: str) -> ToolResult:
+        asked.append(next(answers))
+        return ToolResult(f"Refund {asked[-1]} of {order_id}", [
+            {"entity_id": asked[-1], "fact_key": "amount", "fact_value": amount},
+            {"entity_id": order_id, "fact_key": "refund_id", "fact_value": asked[-1]}])
+
+    read_only = ToolSet().add(lookup, "read_only", name="issue_refund")
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    first = repair(store, task, read_only)
+    assert first.status == "repaired", first.unresolved
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    again = repair(store, task, read_only)
+    assert (again.status, again.counts["reused_calls"], asked) == (
+        "repaired", 0, ["R-old", "R-new"])
+
+
+def _refund_of_unknown_outcome(store: GraphStore, task: str) -> str:
+    """After a first stop, a resume died after committing the refund's intent; its call id."""
+    repair(store, task)
+    refund = call_id("s_003", "issue_refund", ARGS)
+    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
+                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
+                                         attempts=1)])
+    return refund
+
+
+def test_a_skip_holds_for_its_version_only(falkordb_store: GraphStore, effects: Path) -> None:
+    """A person skipped a refund that may have been sent; the version ingested next does not
+    inherit the skip: its repair stops at the step, showing the call as may have been sent."""
+    store = falkordb_store
+    raw = json.loads(REFUND.read_text())
+    task = ingest(store, REFUND)
+    refund = _refund_of_unknown_outcome(store, task)
+    repair(store, task, approve=frozenset())
+    assert repair(store, task, skip=frozenset({"s_003"})).status == "partial"
+    raw["session"][-1]["content"] += " (thanks)"
+    ingest_case(store, parse_case(raw), replace=True)
+    new = repair(store, task)
+    assert new.status == "needs_human", new.unresolved
+    assert [(p["call_id"], p["kind"]) for p in new.pending] == [(refund, "unknown_outcome")]
+    assert tools(effects) == []  # nothing was sent
 
 
 def test_a_call_that_may_have_been_sent_stays_in_the_history_when_skipped(
@@ -318,11 +406,7 @@ def test_a_call_that_may_have_been_sent_stays_in_the_history_when_skipped(
     been issued, and the person skips it: the log still lists it among what was sent."""
     store = falkordb_store
     task = ingest(store, REFUND)
-    repair(store, task)
-    refund = call_id("s_003", "issue_refund", ARGS)
-    write_calls(store, task, [LoggedCall(refund, "s_003", "issue_refund", ARGS,
-                                         CallStatus.ISSUING, "irreversible", run_id="run-x",
-                                         attempts=1)])
+    refund = _refund_of_unknown_outcome(store, task)
     shown = repair(store, task, approve=frozenset())
     assert [(p["call_id"], p["kind"]) for p in shown.pending] == [(refund, "unknown_outcome")]
     skipped = repair(store, task, skip=frozenset({"s_003"}))

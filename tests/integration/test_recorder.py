@@ -18,6 +18,7 @@ from provrepair.provenance.lock import lock_holder, release
 from provrepair.provenance.models import Case, ToolSpec
 from provrepair.provenance.readback import read_case
 from provrepair.provenance.recorder import Recorder
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.store.base import GraphStore
 from provrepair.provenance.validate import parse_case
 from tests.conftest import Cli
@@ -68,7 +69,7 @@ def test_recorded_graph_equals_ingested_graph(store: GraphStore) -> None:
     ingest_case(store, case)
     from_file = graph_snapshot(store, case.task_id)
     task_from_file = store.run("get_task", {"task_key": task_key(case.task_id)})
-    store.run("delete_task", {"task_key": task_key(case.task_id)})
+    store.run("delete_task", {"task_key": task_key(case.task_id), **kept_call_params()})
     with record(store, events_in_time_order(case)):
         pass
     assert graph_snapshot(store, case.task_id) == from_file
@@ -157,7 +158,7 @@ def test_a_crash_inside_a_flush_loses_nothing_on_resume(store: GraphStore, query
     case = case_without_evaluation()
     ingest_case(store, case)
     reference = graph_snapshot(store, case.task_id)
-    store.run("delete_task", {"task_key": task_key(case.task_id)})
+    store.run("delete_task", {"task_key": task_key(case.task_id), **kept_call_params()})
     events = events_in_time_order(case)
     with pytest.raises(ConnectionError):
         record(FailingWrites(store, query, succeed), events, batch_size=4)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from provrepair.provenance.edges import derive_edges
 from provrepair.provenance.errors import StoreError
 from provrepair.provenance.ingest import ingest_case, staged_statements
 from provrepair.provenance.keys import LIVE_PREFIX, staging_key
+from provrepair.provenance.state.calls import kept_call_params
 from provrepair.provenance.store.base import GraphStore, Statement
 from tests.helpers import example_case
 
@@ -33,7 +34,7 @@ def statements(task_id: str = SCRATCH) -> list[Statement]:
 
 def scratch_nodes(store: GraphStore) -> int:
     """Remove the scratch copy; the number of its nodes."""
-    return int(store.run("delete_task", {"task_key": staging_key(SCRATCH)})[0]["nodes"])
+    return int(store.run("delete_task", {"task_key": staging_key(SCRATCH), **kept_call_params()})[0]["nodes"])
 
 
 def live_node_count(store: GraphStore) -> int:

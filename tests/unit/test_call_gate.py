@@ -178,5 +178,5 @@ def test_an_approval_covers_one_sending(effects: Path) -> None:
 def test_the_vocabulary_names_every_property_the_log_writes() -> None:
     full = logged(CallStatus.DONE, result="x", result_status="ok", error="e",
                   reason="why", stopped_run="s", approved_run="a", approved_at=1, issued_at=2,
-                  finished_at=3)
+                  finished_at=3, earlier_run="r")
     assert {*full.props(), "call_key", "created"} == set(CALL_PROPERTIES)
