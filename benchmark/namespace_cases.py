@@ -8,9 +8,13 @@ read: new records, new versions of a record it read (`<agent id>~<n>`, derived f
 version alone), or a version of a record it never read, written afresh. A record is held by
 every later conversation that read it, under its agent id, as a root record (it was read
 from the store, not written there), at its latest version and, at times, the version that
-one updated beside it (a snapshot of both). Records are never retired (see `concatenate` for
-why). Every decision is asked of a `Chooser` (benchmark/random_cases.py), so hypothesis and
-`random.Random` drive the same generator.
+one updated beside it (a snapshot of both), or at an earlier version (a stale snapshot,
+taken before a later write, a fresh one included); at times a conversation's recording
+renders what it read unlike its writer did (`read <id>`, not `record <id>`). At times a
+conversation runs at once with the one before it: it started earlier (its question came
+before the writer started) and its steps read what that one wrote. Records are never retired
+(see `concatenate` for why). Every decision is asked of a `Chooser`
+(benchmark/random_cases.py), so hypothesis and `random.Random` drive the same generator.
 
 `concatenate`: the reference for the namespace plan (repair/plan/namespace.py): one task made
 of the conversations in time order, ids prefixed with their task, each version of a record
@@ -54,6 +58,43 @@ class History:
         """The versions (memory ids) the faulty records are seeded at."""
         return [v for f in self.faults for v in self.origins.get(f, [f])]
 
+    def unknown_copies(self) -> list[tuple[str, str]]:
+        """(task, memory id) of each copy read whose content no other conversation wrote (a
+        planted record, a recording that renders what it read its own way), where another
+        conversation that started before the copy's ended holds another version of its
+        record: which version it is cannot be told, so the namespace plan hands it that
+        one's reached versions (repair/plan/namespace.py "Versions"), where the reference
+        joins it to the one it is: there the plan may only hold more."""
+        written: dict[str, set[str]] = {}  # content → the conversations that wrote it
+        for case in self.cases:
+            mine = _written_by(case)
+            for m in case.memory_store:
+                if m.memory_id in mine:
+                    written.setdefault(m.content, set()).add(case.task_id)
+        found: list[tuple[str, str]] = []
+        for case in self.cases:
+            mine, ended = _written_by(case), _times(case)[1]
+            others: dict[str, set[str]] = {}  # agent id → contents held by those before
+            for other in self.cases:
+                if other is not case and _times(other)[0] <= ended:
+                    for m in other.memory_store:
+                        others.setdefault(m.record_id or m.memory_id, set()).add(m.content)
+            found += [(case.task_id, m.memory_id) for m in case.memory_store
+                      if m.memory_id not in mine
+                      and not written.get(m.content, set()) - {case.task_id}
+                      and others.get(m.record_id or m.memory_id, set()) - {m.content}]
+        return found
+
+
+def _written_by(case: Case) -> set[str]:
+    return {g for s in case.trace for g in s.generated_memory_ids}
+
+
+def _times(case: Case) -> tuple[int, int]:
+    """A conversation's start and end as the store takes them (provenance/agent_records.py)."""
+    times = [u.timestamp for u in case.session] + [s.timestamp for s in case.trace]
+    return min(times), max(times)
+
 
 def _record(task: str, memory_id: str, ts: int, *, source: str, by: str | None = None,
             derived: Sequence[str] = (), sufficient: Sequence[str] = (),
@@ -89,29 +130,43 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
     versions `<agent id>~<n>`."""
     store: dict[str, dict[str, Any]] = {}   # agent id → its latest version as written
     before: dict[str, dict[str, Any]] = {}  # agent id → the version its latest updated
+    written: dict[str, list[dict[str, Any]]] = {}  # agent id → every version, oldest first
     writer: dict[str, str] = {}
     origins: dict[str, list[str]] = {}
     versions = 0
     cases: list[Case] = []
     for c in range(conversations):
         task = f"{prefix}_{c:02d}"
+        # its steps run in its window; at times it runs at once with the one before: its
+        # question came before that one started, its steps (reads included) after its writes
         start = c * SPAN
+        asked = start - (SPAN + SPAN // 2 if c and chooser.flag(15) else 0)
         agents = _pick(chooser, sorted(store), 0, 6)
-        # a snapshot may hold an updated record's earlier version beside its latest
-        kept = [store[a] for a in agents] + [before[a] for a in agents
-                                             if a in before and chooser.flag(30)]
+        # a stale snapshot holds an earlier version than the latest (taken before a later
+        # write, a fresh one included); a snapshot may hold an updated record's earlier
+        # version beside the one it holds
+        version = {a: written[a][chooser.integer(0, len(written[a]) - 2)]
+                   if len(written[a]) > 1 and chooser.flag(15) else store[a] for a in agents}
+        kept = [version[a] for a in agents] + [
+            before[a] for a in agents
+            if a in before and version[a] is store[a] and chooser.flag(30)]
+        # a recording that renders what it read unlike its writer did
+        rendered = chooser.flag(10)
         memories = [{**m, "task_id": task, "derived_from": [], "sufficient_from": [],
-                     "last_modified_by": None} for m in kept]
+                     "last_modified_by": None,
+                     "content": f"read {m['memory_id']}" if rendered else m["content"]}
+                    for m in kept]
         held = [m["memory_id"] for m in memories]
-        latest = {store[a]["memory_id"]: a for a in agents}  # held latest version → agent id
+        latest = {version[a]["memory_id"]: a for a in agents}  # held version → agent id
         for k in range(chooser.integer(0, 1) if c else 1):  # planted in the store
             planted = f"p{c}_{k}"
             memories.append(_record(task, planted, start, source="injected"))
             held.append(planted)
             origins[planted] = [planted]
-            store[planted], latest[planted] = memories[-1], planted
+            store[planted] = version[planted] = memories[-1]
+            latest[planted], written[planted] = planted, [memories[-1]]
         session = [{"input_id": "u_1", "task_id": task, "turn": 1,
-                    "content": f"question {c}", "timestamp": start + 1}]
+                    "content": f"question {c}", "timestamp": asked + 1}]
         trace: list[dict[str, Any]] = []
         earlier: list[str] = ["u_1"]
         for i in range(1, chooser.integer(2, max_steps) + 1):
@@ -130,7 +185,7 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
                     # a new version of a record read here, from that version alone
                     versions += 1
                     agent, new = updated, f"{updated}~{versions}"
-                    used, sufficient, sources = [store[agent]["memory_id"]], [], []
+                    used, sufficient, sources = [version[agent]["memory_id"]], [], []
                     derived: list[str] = list(used)
                 elif afresh and chooser.flag(20):
                     # a record this conversation never read, written afresh
@@ -148,11 +203,12 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
                                         record_id=agent if new != agent else None))
                 generated.append(new)
                 writer.setdefault(agent, task)
-                if agent in store and store[agent]["memory_id"] in derived:
-                    before[agent] = store[agent]
+                if agent in version and version[agent]["memory_id"] in derived:
+                    before[agent] = version[agent]
                 else:
                     before.pop(agent, None)
-                store[agent] = memories[-1]
+                store[agent] = version[agent] = memories[-1]
+                written.setdefault(agent, []).append(memories[-1])
                 latest = {k: v for k, v in latest.items() if v != agent}
                 latest[new] = agent
             trace.append(_step(task, step_id, kind, ts, used, sufficient, generated))

@@ -5,9 +5,9 @@ is read and written by many conversations, each stored as its own task. In the a
 a record is (namespace, agent id), the agent id being a memory node's `record_id`, else its
 `memory_id` (docs/case-format.md, "Agent ids"). Every memory node of a task of a namespace
 has an `OF_RECORD` edge to that record's `:AgentRecord {namespace, record_id}`, and the task
-its absolute time `started_at` (its earliest input or step timestamp), so a query follows a
-record from the conversation that wrote it into every later one that read it
-(repair/plan/namespace.py).
+its absolute times `started_at` and `ended_at` (its earliest and latest input or step
+timestamps), so a query follows a record from the conversation that wrote it into every
+conversation that read it (repair/plan/namespace.py).
 
 One idempotent statement (cypher/namespace/link_agent_records.cypher) links what a writer
 stored: ingest runs it on the staged copy before the swap (the swap makes the task and its
@@ -45,17 +45,19 @@ def link_agent_records(store: GraphStore, key: str, namespace: str | None,
                        memories: Iterable[dict[str, Any]], times: Iterable[int] = ()) -> None:
     """Link the memory nodes (`memories`: their properties, `id` and `record_id`) of the task
     stored under `key` (live or staged) to their records of `namespace`, and move the task's
-    `started_at` back to the earliest of `times` (its inputs' and steps' timestamps). Nothing
-    for a task without a namespace. Idempotent: a writer calls it for what it wrote."""
+    `started_at` back to the earliest of `times` (its inputs' and steps' timestamps) and
+    its `ended_at` on to the latest. Nothing for a task without a namespace. Idempotent: a
+    writer calls it for what it wrote."""
     if not namespace:
         return
+    times = list(times)
     rows = [{"uid": node_uid(key, str(m["id"])), "namespace": namespace,
              "record_id": agent_id(m), "record_key": agent_record_key(namespace, agent_id(m))}
             for m in memories]
-    start = min(times, default=None)
+    start, end = min(times, default=None), max(times, default=None)
     for first in range(0, max(1, len(rows)), BATCH):
         store.run("link_agent_records", {"task_key": key, "started_at": start,
-                                         "rows": rows[first:first + BATCH]})
+                                         "ended_at": end, "rows": rows[first:first + BATCH]})
 
 
 def link_node_rows(store: GraphStore, key: str, namespace: str | None,

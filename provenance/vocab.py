@@ -185,7 +185,7 @@ PROPERTY_KEYS = sorted({*LOCK_PROPERTIES, *CAPTURE_PROPERTIES, *CALL_PROPERTIES,
     "run_key", "run_id", "method", "created", "plan_json", "summary_json",
     "origin_run", "replaces", "committed", "status_before", "status_run", "status_recorded",
     "answer", "finished", "trust_score_json",
-    "record_key", "namespace", "started_at", "faults_json", "conversations_json",
+    "record_key", "namespace", "started_at", "ended_at", "faults_json", "conversations_json",
 })
 
 

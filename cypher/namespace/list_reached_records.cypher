@@ -14,5 +14,5 @@ WHERE m.task_key STARTS WITH $live_prefix
 MATCH (t:Task {task_key: m.task_key})
 OPTIONAL MATCH (m)<-[p:PRODUCE]-(:Node)
 RETURN a.record_key AS record_key, a.record_id AS record_id, t.task_id AS task_id,
-       t.started_at AS started_at, m.id AS id, m.ts AS ts, m.position AS position,
-       m.status AS status, count(p) > 0 AS produced
+       t.started_at AS started_at, t.ended_at AS ended_at, m.id AS id, m.ts AS ts, m.position AS position,
+       m.status AS status, m.content AS content, count(p) > 0 AS produced

@@ -10,26 +10,41 @@ The namespace plan is our planner (dependency_guided: rules 1-8, docs/method.md 
 conversation, in time order, to a fixpoint:
 
 - a fault (an agent id) seeds where each line of the record's versions starts (`_origins`):
-  the first conversation holding it, and every later one that wrote it afresh; a fault
+  every version written afresh, and every version read that no conversation wrote; a fault
   named in a task (`plan_from_task`) seeds that task's node;
-- a planned conversation T hands each record whose latest version in T lies in T's affected
-  region A0 to the NEXT conversation holding the record, if that one read it from the store
-  (it holds a version it did not write), at every version it read (a snapshot may hold an
-  earlier version beside the latest): the record as it left T is what it read. There the
-  node is the fault itself (T deleted it: it is a fault of that task too), or an inherited seed
-  (T quarantined it, or kept it with independent support): in A0 unconditionally and never
-  independent evidence, as in T's plan, and quarantined when T removed it
-  (repair/plan/planner.py `inherited`). Conversations after that one read it from there;
-- a conversation's plan is the one made with every earlier conversation planned:
-  contamination only flows forward in time, so this is one pass over the reached
-  conversations in order (the sequential fixpoint; how it is computed: "Rounds" below).
+- a planned conversation T hands each copy of a record in its affected region A0 on to
+  every other conversation that read the same version ("Versions"), and to every one that
+  read a version no conversation wrote and had not ended when T started. There the node is the fault itself (T
+  deleted it: it is a fault of that task too), or an inherited seed (T quarantined it, or
+  kept it with independent support): in A0 unconditionally and never independent evidence,
+  as in T's plan, and quarantined when T removed it (repair/plan/planner.py `inherited`);
+- a conversation's plan is the one made with every other conversation planned: a least
+  fixpoint, computed as a pass over the reached conversations in time order (the sequential
+  fixpoint; how it is computed: "Rounds" below), made again while a conversation hands a
+  version to one that started before it.
+
+Versions. Which version of a record a conversation read is known by its content, the same
+in every recording of the namespace: the copy written and every copy read of it (the
+loaders record what a read returned). A version is handed on to every copy of it: a
+conversation whose snapshot predates a later write still read the earlier version, and a
+conversation running at once with the writer may have started before it. Time order cannot
+tell these apart (a loader stamps a read with the reader's clock), so it decides nothing
+here but the order plans are made in; a version handed to a conversation that started
+earlier (already planned) is kept and the walk made again with it (`_handed_back`):
+seeds only grow, so this ends, at the least fixpoint. A copy read whose content no other
+conversation wrote (the store before the recordings, a writer not recorded, or a recording
+that renders what it read unlike the writer's) may be any version: every reached copy of
+a conversation that started before the copy's conversation ended (`ended_at`, its latest
+time; unknown: any) is handed to it. Two versions with the same content are one here: both
+are handed on, an over-approximation, never a miss.
 
 This is, conversation by conversation, the plan of one task made by concatenating the
 conversations in time order with each record read from the store joined to the version it
 read (tests/integration/test_namespace_property.py checks it against the in-memory reference
-on generated histories): the support check's "independent" is `∉ F ∪ A0` of the whole history,
-so a record kept with support in T still taints what later conversations built on it, as a
-kept node does inside one task. Conversations are ordered by `started_at`, ties by task id;
+on generated histories, stale snapshots and conversations running at once among them): the
+support check's "independent" is `∉ F ∪ A0` of the whole history, so a record kept with
+support in T still taints what later conversations built on it, as a kept node does inside
+one task. Conversations are ordered by `started_at`, ties by task id;
 one whose trace has no timestamps sorts last. The work is the reached conversations' plans,
 never the namespace.
 
@@ -41,17 +56,16 @@ it walks on while the next conversation's plan was made with exactly the seeds t
 ones' plans hand it, and stops at the first that was not (the frontier: its seeds are exact,
 since every earlier plan is). A round plans the frontier and, in the first SPECULATE rounds,
 every later conversation the walk reaches on guessed seeds: a conversation not planned with
-its seeds yet hands on for certain each seed that is its record's latest version there (a
-seed is in A0 whatever else the plan finds, deleted if a fault, quarantined if inherited
-removed and active), and probably what a plan made with other seeds handed on (`_guess`).
-A guess only decides what is planned: a plan counts once the walk gives it exactly the
-seeds it was made with, so the result is the sequential fixpoint whatever was guessed (the
-property test compares them), and the frontier moves on every round. A fault read by a
-hundred conversations is guessed whole: one round (`bench/namespace.py scale`); records
-derived from it, which no guess sees before a plan of the conversation that wrote them, are
-handed on as the first round's plans found them: a second round (`bench/namespace.py
-rounds`); a chain the guesses still miss costs a round a conversation, as planning in turn
-did.
+its seeds yet hands on for certain each of its seeds (a seed is in A0 whatever else the
+plan finds, deleted if a fault, quarantined if inherited removed and active), and probably
+what a plan made with other seeds handed on (`_guess`). A guess only decides what is
+planned: a plan counts once the walk gives it exactly the seeds it was made with, so the
+result is the sequential fixpoint whatever was guessed (the property test compares them),
+and the frontier moves on every round. A fault read by a hundred conversations is guessed
+whole: one round (`bench/namespace.py scale`); records derived from it, which no guess sees
+before a plan of the conversation that wrote them, are handed on as the first round's plans
+found them: a second round (`bench/namespace.py rounds`); a chain the guesses still miss
+costs a round a conversation, as planning in turn did.
 
 The plan lists, per reached conversation, its rollback plan and what reached it, and above
 them the conversations whose final answer was affected (invalidated): whom to tell.
@@ -59,7 +73,7 @@ them the conversations whose final answer was affected (invalidated): whom to te
 
 from __future__ import annotations
 
-import bisect
+import hashlib
 import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -107,6 +121,8 @@ class Holder:
     position: int
     produced: bool   # the task wrote this version (else it read it from the store)
     status: str | None = None
+    digest: str = ""  # of its content: which version it is, across conversations
+    ended_at: int | None = None  # its task's latest time
 
     @property
     def order(self) -> Order:
@@ -120,7 +136,13 @@ class Holder:
     def of(row: dict[str, Any]) -> Holder:
         return Holder(str(row["record_id"]), str(row["task_id"]), row["started_at"],
                       str(row["id"]), int(row["ts"]), int(row["position"]),
-                      bool(row["produced"]), row["status"])
+                      bool(row["produced"]), row["status"], content_digest(row["content"]),
+                      row["ended_at"])
+
+
+def content_digest(content: str | None) -> str:
+    """A version's identity across conversations ("Versions"): its content's digest."""
+    return hashlib.sha256((content or "").encode()).hexdigest()
 
 
 @dataclass
@@ -166,18 +188,40 @@ class _Outcome:
 
 @dataclass
 class _Group:
-    """The holders of one record, by task, and the tasks' places in time, sorted."""
+    """The holders of one record, by task, and the tasks' places in time, sorted; and its
+    versions ("Versions"): the copies of each content, the tasks that wrote each, and the
+    copies read whose content no other conversation wrote."""
 
     holders: list[Holder]
     by_task: dict[str, list[Holder]]
     orders: list[Order]
+    reads: dict[str, list[Holder]]     # digest → the copies read from the store, in time order
+    writers: dict[str, set[str]]       # digest → the tasks that wrote that version
+    holders_of: dict[str, set[str]]    # digest → the tasks holding a copy of it
+    unmatched: list[Holder]            # copies read of a version no other one wrote
 
     @staticmethod
     def of(holders: list[Holder]) -> _Group:
         by_task: dict[str, list[Holder]] = defaultdict(list)
-        for h in holders:
+        reads: dict[str, list[Holder]] = defaultdict(list)
+        writers: dict[str, set[str]] = defaultdict(set)
+        holders_of: dict[str, set[str]] = defaultdict(set)
+        for h in sorted(holders, key=lambda h: (h.order, h.version)):
             by_task[h.task_id].append(h)
-        return _Group(holders, dict(by_task), sorted({h.order for h in holders}))
+            holders_of[h.digest].add(h.task_id)
+            if h.produced:
+                writers[h.digest].add(h.task_id)
+            else:
+                reads[h.digest].append(h)
+        unmatched = [h for copies in reads.values() for h in copies
+                     if not writers.get(h.digest, set()) - {h.task_id}]
+        return _Group(holders, dict(by_task), sorted({h.order for h in holders}),
+                      dict(reads), dict(writers), dict(holders_of),
+                      sorted(unmatched, key=lambda h: (h.order, h.version)))
+
+    def first_holder(self, digest: str) -> Order:
+        """The place in time of the first conversation holding a copy of this version."""
+        return min(self.by_task[t][0].order for t in self.holders_of[digest])
 
 
 @dataclass
@@ -207,6 +251,7 @@ class NamespaceTrace:
     traces: dict[str, PlanTrace] = field(default_factory=dict)
     records: dict[tuple[str, str], str] = field(default_factory=dict)  # (task, node) → agent id
     rounds: int = 0      # rounds of plans made ("Rounds")
+    walks: int = 1       # walks in time order (one more for each hand-back, "Versions")
     plans_made: int = 0  # plans made, those on seeds guessed wrong included
 
 
@@ -268,20 +313,22 @@ def _holders(store: GraphStore, namespace: str, records: list[str], empty: str) 
 
 def _origins(group: _Group) -> list[Holder]:
     """The versions of a faulty record (an agent id: which version was poisoned is not
-    said) the fault is seeded at: where each line of its versions starts. The first
-    conversation holding it, at every version it read from the store (else at its earliest
-    version), and every later conversation that wrote the record afresh (it read no earlier
-    version), at its earliest version: a version such a conversation wrote hands on what it
-    holds, and no earlier conversation hands it on (`_hand_on`). Over-approximates (the
-    fault may be in one line only), never misses a line."""
+    said) the fault is seeded at: where each line of its versions starts. Every version
+    written afresh (by a conversation that read no version of the record), at that
+    conversation's earliest; and every version read that no other conversation wrote (it
+    came from outside the recordings: the store before them, an unrecorded writer), at the
+    first conversation holding it. A version written as an update of one read is reached
+    through the writer's plan, as inside one task. The copies of a seeded version in other
+    conversations are reached from it (`_hand_on`). Over-approximates (the fault may be in
+    one line only), never misses a line."""
     found: list[Holder] = []
-    for n, order in enumerate(group.orders):
+    for order in group.orders:
         mine = group.by_task[order[2]]
         read = [h for h in mine if not h.produced]
-        if read and n == 0:
-            found += read
-        elif not read:
+        if not read:
             found.append(min(mine, key=lambda h: h.version))
+        found += [h for h in read if not group.writers.get(h.digest, set()) - {h.task_id}
+                  and group.first_holder(h.digest) == order]
     return found
 
 
@@ -297,25 +344,30 @@ def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict
     """Plan in rounds until every reached conversation's plan was made with the seeds the
     walk in time order gives it (module docstring, "Rounds")."""
     plans: dict[str, _Planned] = {}
-    walk = _Walk(first)
     trace = NamespaceTrace()
-    while (frontier := walk.advance(plans, known)) is not None:
-        todo = [frontier]
-        if speculate and trace.rounds < SPECULATE:
-            todo += walk.guessed(plans, known)
-        trace.rounds += 1
-        trace.plans_made += len(todo)
-        results = Lockstep(store).run_all([_plan_job(t, s, support_check) for t, s in todo])
-        if isinstance(results[0], ProvrepairError):
-            raise results[0]  # the frontier's seeds are exact: the error is the plan's
-        for (task, here), result in zip(todo, results, strict=True):
-            if isinstance(result, ProvrepairError):  # a guess that failed: no plan kept
-                plans.pop(task, None)
-                continue
-            plan, plan_trace = result
-            plan_trace.view.store = store  # --explain reads on, after the round
-            plans[task] = _Planned(here.key(), plan, plan_trace)
-        _read_records(store, [plans[t] for t, _ in todo if t in plans], known)
+    extra: dict[tuple[str, str], tuple[RecordLink, Holder]] = {}
+    while True:
+        walk = _Walk(first, extra.values())
+        while (frontier := walk.advance(plans, known)) is not None:
+            todo = [frontier]
+            if speculate and trace.rounds < SPECULATE:
+                todo += walk.guessed(plans, known)
+            trace.rounds += 1
+            trace.plans_made += len(todo)
+            results = Lockstep(store).run_all([_plan_job(t, s, support_check) for t, s in todo])
+            if isinstance(results[0], ProvrepairError):
+                raise results[0]  # the frontier's seeds are exact: the error is the plan's
+            for (task, here), result in zip(todo, results, strict=True):
+                if isinstance(result, ProvrepairError):  # a guess that failed: no plan kept
+                    plans.pop(task, None)
+                    continue
+                plan, plan_trace = result
+                plan_trace.view.store = store  # --explain reads on, after the round
+                plans[task] = _Planned(here.key(), plan, plan_trace)
+            _read_records(store, [plans[t] for t, _ in todo if t in plans], known)
+        if not _handed_back(walk, extra):
+            break
+        trace.walks += 1
     planned: list[tuple[str, RepairPlan, _Seeds]] = []
     for task, here in walk.done:
         plan, trace.traces[task] = plans[task].plan, plans[task].trace
@@ -344,11 +396,15 @@ class _Walk:
     only from earlier ones of it); the walk waits at the first conversation without such a
     plan (the frontier: its seeds are exact), and `guessed` walks on beyond it on guesses."""
 
-    def __init__(self, first: dict[str, _Seeds]):
+    def __init__(self, first: dict[str, _Seeds],
+                 extra: Iterable[tuple[RecordLink, Holder]] = ()):
         self.done: list[tuple[str, _Seeds]] = []
         self.seeds = {task: s.copy() for task, s in first.items()}  # reached, not done yet
         self.queue = [(s.order, task) for task, s in self.seeds.items()]
         heapq.heapify(self.queue)
+        _hand(self.seeds, self.queue, list(extra), None)
+        # what the done conversations handed to earlier ones (`_handed_back`)
+        self.back: list[tuple[RecordLink, Holder]] = []
 
     def advance(self, plans: dict[str, _Planned], known: _Known) -> tuple[str, _Seeds] | None:
         """Walk on while the next conversation's plan matches; the frontier, or None when
@@ -360,8 +416,9 @@ class _Walk:
                 return task, here
             heapq.heappop(self.queue)
             del self.seeds[task]
-            _hand(self.seeds, self.queue,
-                  _handed_on(task, here.order, _Outcome.of(done.plan), known))
+            self.back += _hand(self.seeds, self.queue,
+                               _handed_on(task, here.order, _Outcome.of(done.plan), known),
+                               here.order)
             self.done.append((task, here))
         return None
 
@@ -380,25 +437,52 @@ class _Walk:
             else:
                 handed = _guess(task, here, done, known)
                 stale.append((task, here))
-            _hand(seeds, queue, handed)
+            _hand(seeds, queue, handed, here.order)
         return stale[1:]  # the first is the frontier
 
 
 def _hand(seeds: dict[str, _Seeds], queue: list[tuple[Order, str]],
-          handed: list[tuple[RecordLink, Holder]]) -> None:
+          handed: list[tuple[RecordLink, Holder]], after: Order | None
+          ) -> list[tuple[RecordLink, Holder]]:
+    """Give each conversation after `after` (all, if None) what was handed to it; what was
+    handed to earlier ones is returned."""
+    back: list[tuple[RecordLink, Holder]] = []
     for link, holder in handed:
+        if after is not None and holder.order < after:
+            back.append((link, holder))
+            continue
         if holder.task_id not in seeds:
             seeds[holder.task_id] = _Seeds(holder.order)
             heapq.heappush(queue, (holder.order, holder.task_id))
         _add(seeds[holder.task_id], link)
+    return back
+
+
+def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[RecordLink, Holder]]
+                 ) -> bool:
+    """Keep in `extra` what a walk's conversations handed to earlier ones that their seeds
+    lacked (a copy of a version read by a conversation that started before the one that
+    wrote it, "Versions"); whether there was any (then the walk is made again, with them)."""
+    done = dict(walk.done)
+    probes: dict[str, _Seeds] = {}
+    grew = False
+    for link, holder in walk.back:
+        probe = probes.get(holder.task_id)
+        if probe is None:
+            mine = done.get(holder.task_id)
+            probe = probes[holder.task_id] = mine.copy() if mine else _Seeds(holder.order)
+        if _add(probe, link):
+            extra[(holder.task_id, holder.memory_id)] = (link, holder)
+            grew = True
+    return grew
 
 
 def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known
            ) -> list[tuple[RecordLink, Holder]]:
     """What a conversation not planned with its seeds yet will hand on, as far as can be
     told: each seed is in its A0 whatever the plan, deleted if a fault, quarantined if
-    inherited removed and active (planner.py), so a seed that is its record's latest
-    version here is handed on for certain; and what a plan made with other seeds handed on.
+    inherited removed and active (planner.py), so it is handed on for certain; and what a
+    plan made with other seeds handed on.
     Only a guess: the walk plans every conversation again until its seeds are exact."""
     seed_ids = [*here.faults, *here.inherited]
     status = {h.memory_id: h.status for r in _seed_records(here)
@@ -447,39 +531,61 @@ def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> Non
 
 def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
              ) -> list[tuple[RecordLink, Holder]]:
-    """Where the record leaves `task`: its latest version here, if the plan reached it, goes
-    to the next conversation holding the record, if that one read it (did not write it),
-    as every version that one read (a snapshot may hold an earlier version beside the
-    latest: which one it answered from is not said)."""
-    mine = group.by_task.get(task)
-    after = bisect.bisect_right(group.orders, order)
-    if not mine or after == len(group.orders):
-        return []
-    source = max(mine, key=lambda h: h.version)
-    if source.memory_id not in outcome.affected:
-        return []
-    # none when the next conversation wrote the record afresh: it read no earlier version
-    # (a faulty record is seeded there too, `_origins`)
-    read = sorted((h for h in group.by_task[group.orders[after][2]] if not h.produced),
-                  key=lambda h: h.version)
-    reach: Reach = ("fault" if source.memory_id in outcome.deleted
-                    else "removed" if source.memory_id in outcome.quarantined
-                    else "affected")
-    return [(RecordLink(record_id=source.record_id, memory_id=holder.memory_id, from_task=task,
-                        from_memory=source.memory_id, reach=reach), holder) for holder in read]
+    """Where the record leaves `task` ("Versions"): each of its copies here the plan reached
+    goes to every copy of the same version another conversation read (before or after this
+    one: conversations run at once), and to every copy read of a version no other
+    conversation wrote (which version it is cannot be told: any it might be) in a
+    conversation that had not ended when this one started. One link per copy reached, the
+    gravest (a fault, then removed, then affected)."""
+    best: dict[tuple[str, str], tuple[RecordLink, Holder]] = {}
+    for source in group.by_task.get(task, ()):
+        if source.memory_id not in outcome.affected:
+            continue
+        reach: Reach = ("fault" if source.memory_id in outcome.deleted
+                        else "removed" if source.memory_id in outcome.quarantined
+                        else "affected")
+        copies = [h for h in group.reads.get(source.digest, ()) if h.task_id != task]
+        copies += [h for h in group.unmatched if h.task_id != task and _may_read(order, h)]
+        for holder in copies:
+            key = (holder.task_id, holder.memory_id)
+            old = best.get(key)
+            if old is None or GRAVITY.index(reach) > GRAVITY.index(old[0].reach):
+                best[key] = (RecordLink(record_id=source.record_id, memory_id=holder.memory_id,
+                                        from_task=task, from_memory=source.memory_id,
+                                        reach=reach), holder)
+    return sorted(best.values(), key=lambda x: (x[1].order, x[1].version))
 
 
-def _add(seeds: _Seeds, link: RecordLink) -> None:
+GRAVITY: tuple[Reach, ...] = ("affected", "removed", "fault")
+
+
+def _may_read(writer: Order, copy: Holder) -> bool:
+    """Whether a copy whose version cannot be told may be one a conversation that started
+    at `writer` held: unless that one started after the copy's conversation ended (times
+    unknown: it may)."""
+    untimed, started, _ = writer
+    return untimed or copy.ended_at is None or started <= copy.ended_at
+
+
+def _add(seeds: _Seeds, link: RecordLink) -> bool:
+    """Give a conversation what another handed it; whether its seeds grew (a record handed
+    on as affected and later as removed is removed: the gravest holds)."""
     if link.reach == "fault":
-        seeds.faults.setdefault(link.memory_id, link)
-        return
-    if link.memory_id in seeds.inherited or link.memory_id in seeds.faults:
-        return
+        if link.memory_id in seeds.faults:
+            return False
+        seeds.faults[link.memory_id] = link
+        return True
+    if link.memory_id in seeds.faults:
+        return False
+    old = seeds.inherited.get(link.memory_id)
+    if old is not None and (old.removed or link.reach != "removed"):
+        return False
     assert link.from_task is not None and link.from_memory is not None
     seeds.inherited[link.memory_id] = Inherited(
         memory_id=link.memory_id, record_id=link.record_id, from_task=link.from_task,
         from_memory=link.from_memory, removed=link.reach == "removed")
     seeds.links.append(link)
+    return True
 
 
 def _assemble(store: GraphStore, namespace: str, records: list[str],

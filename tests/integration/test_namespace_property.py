@@ -12,7 +12,11 @@ Histories are generated (a hypothesis tape per conversation): 2-5 conversations 
 each reading records earlier ones wrote or that were planted in the store, citing them, and
 writing records derived from them, new versions of records they read (a later snapshot
 holding the earlier version beside it at times), or versions of records they never read,
-written afresh; 1-2 faulty records. PROVREPAIR_NAMESPACE_EXAMPLES sets the
+written afresh; at times a stale snapshot (an earlier version than the latest), or a
+conversation that started before the one whose writes it read; 1-2 faulty records. A copy
+whose version cannot be told (`History.unknown_copies`: a planted record's, a recording
+that renders what it read unlike its writer) is handed every version it may be: there the
+plan must hold all the reference's and may hold more. PROVREPAIR_NAMESPACE_EXAMPLES sets the
 number of examples (default 25, what `make test` runs); `python bench/namespace.py property`
 runs 500.
 """
@@ -81,7 +85,13 @@ def check(store: GraphStore, history: History, namespace: str) -> None:
     for case in history.cases:
         ingest_case(store, case)
     plan, trace = plan_namespace(store, namespace, history.faults)
-    assert namespace_result(plan, trace, history) == projected(history)
+    got, want = namespace_result(plan, trace, history), projected(history)
+    if history.unknown_copies():  # handed every version it may be: never less, maybe more
+        # (more affected, so fewer steps with untainted support)
+        assert all(set(want[k]) <= set(got[k]) for k in want if k != "supported_steps"), \
+            (got, want)
+    else:
+        assert got == want
     # Planned in rounds on guessed seeds (repair/plan/namespace.py "Rounds"), all plans of a
     # round at once (repair/plan/lockstep.py): the plan made one conversation at a time,
     # each by the paper's planner alone on the store (every conversation's plan included).

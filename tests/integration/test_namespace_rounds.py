@@ -24,17 +24,20 @@ NS = "rounds"
 
 
 def conversation(task: str, start: int, memories: list[tuple[Any, ...]],
-                 steps: list[tuple[str, list[str], list[str]]], namespace: str = NS) -> Any:
+                 steps: list[tuple[str, list[str], list[str]]], namespace: str = NS,
+                 contents: dict[str, str] | None = None) -> Any:
     """A conversation of `namespace`: memories (id, the step that wrote it or None if read
     from the store, what it derives from[, the agent id it is a version of]), steps (type,
-    used ids, generated ids), the last an answer."""
+    used ids, generated ids), the last an answer; a memory's content is `record <id>`
+    unless `contents` says (the version it is, across conversations)."""
     return parse_case({
         "format": FORMAT, "task_id": task, "domain": "namespace", "memory_namespace": namespace,
         "diagnosed_faults": [],
         "session": [{"input_id": "u_1", "task_id": task, "turn": 1, "content": "question",
                      "timestamp": start + 1}],
         "memory_store": [{
-            "memory_id": m, "task_id": task, "content": f"record {m}", "status": "active",
+            "memory_id": m, "task_id": task, "status": "active",
+            "content": (contents or {}).get(m, f"record {m}"),
             "source": "agent_summary" if by else "injected", "last_modified_by": by,
             "created_at": start, "last_modified_at": start, "derived_from": derived,
             "supersedes": None, "trust_score": None, "fact_key": None, "fact_value": None,
@@ -52,8 +55,8 @@ def conversation(task: str, start: int, memories: list[tuple[Any, ...]],
 def test_a_note_no_guess_foresaw_is_planned_again_to_the_same_plan(store: GraphStore) -> None:
     # a: holds the fault and writes a note from it; b: reads both; c: reads only the note.
     # The first round guesses b's seeds from a's (the fault, read as it is), not the note a
-    # plan of a hands on: b is planned again with it, and c beside it, on the guess that b
-    # hands the note on (one at a time: a, b, c in three rounds).
+    # plan of a hands on: b is planned again with it, and c beside it, a's plan handing the
+    # note to both (one at a time: a, b, c in three rounds).
     for case in [
         conversation("a", 0, [("m_fault", None, []), ("n_1", "s_2", ["m_fault"])],
                      [("memory_read", ["m_fault"], []), ("memory_write", ["s_1"], ["n_1"]),
@@ -71,7 +74,8 @@ def test_a_note_no_guess_foresaw_is_planned_again_to_the_same_plan(store: GraphS
     b, c = plan.conversations[1:]
     assert [(x.record_id, x.reach) for x in b.reached_by] == [("m_fault", "fault"),
                                                             ("n_1", "removed")]
-    assert [(x.from_task, x.record_id, x.reach) for x in c.reached_by] == [("b", "n_1", "removed")]
+    # c read the note as a wrote it: handed on by a, the writer
+    assert [(x.from_task, x.record_id, x.reach) for x in c.reached_by] == [("a", "n_1", "removed")]
     assert [a.task_id for a in plan.affected_answers] == ["a", "b", "c"]
     assert (trace.rounds, trace.plans_made) == (2, 4)  # b planned on the guess, then again
     assert (alone.rounds, alone.plans_made) == (3, 3)

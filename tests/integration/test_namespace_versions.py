@@ -5,6 +5,8 @@ issue 37). On both engines."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from provrepair.provenance.errors import TaskConflict
@@ -45,11 +47,15 @@ def test_every_version_a_later_conversation_read_is_seeded(store: GraphStore) ->
 
 
 def test_a_fault_written_afresh_by_a_later_conversation_is_followed(store: GraphStore) -> None:
-    # a writes r clean; b writes r afresh without reading it (the poisoned version); c reads r.
+    # a writes r clean; b writes r afresh without reading it (the poisoned version); c reads r
+    # as b wrote it.
     for case in [
-        conversation("a", 0, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER]),
-        conversation("b", 1000, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER]),
-        conversation("c", 2000, [("r", None, [])], [("memory_read", ["r"], []), ANSWER]),
+        conversation("a", 0, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER],
+                     contents={"r": "home city: Lisbon"}),
+        conversation("b", 1000, [("r", "s_1", [])], [("memory_write", [], ["r"]), ANSWER],
+                     contents={"r": "home city: Lyon"}),
+        conversation("c", 2000, [("r", None, [])], [("memory_read", ["r"], []), ANSWER],
+                     contents={"r": "home city: Lyon"}),
     ]:
         ingest_case(store, case)
     # the fault named in its task: that version, and what read it after, not a's clean one
@@ -113,3 +119,111 @@ def test_a_transcript_ingested_after_a_finished_run_gets_a_follow_up_run(
     assert memory_status(store, "c")["n1"] == "quarantined"
     again = repair_namespace(store, NS, ["x"])
     assert (again.run_id, again.status) == (follow.run_id, "already_repaired")
+
+
+# -- which version a conversation read: its content, not its place in time ----------------
+
+CLEAN, POISONED, FRESH = "home city: Lisbon", "home city: Lyon", "home city: Porto"
+
+
+def note_from_fault(task: str, start: int, contents: dict[str, str] | None = None) -> Any:
+    """`task` reads the fault x and writes the note n from it (n's content: `contents`)."""
+    return conversation(task, start, [("x", None, []), ("n", "s_2", ["x"])],
+                        [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n"]), ANSWER],
+                        contents={"x": POISONED, "n": "note from Lyon", **(contents or {})})
+
+
+def reader(task: str, start: int, content: str) -> Any:
+    """`task` reads the note n (as `content`) and answers from it."""
+    return conversation(task, start, [("n", None, [])], [("memory_read", ["n"], []), ANSWER],
+                        contents={"n": content})
+
+
+def rewriter(task: str, start: int, content: str) -> Any:
+    """`task` writes the note n afresh, from nothing it read."""
+    return conversation(task, start, [("n", "s_1", [])], [("memory_write", [], ["n"]), ANSWER],
+                        contents={"n": content})
+
+
+def reached(store: GraphStore, faults: list[str]) -> dict[str, list[tuple[str | None, str]]]:
+    plan, _ = plan_namespace(store, NS, faults)
+    assert plan_namespace(store, NS, faults, speculate=False)[0] == plan
+    return {c.task_id: [(x.from_task, x.memory_id) for x in c.reached_by]
+            for c in plan.conversations}
+
+
+def test_a_stale_snapshot_is_reached_past_a_fresh_rewrite(store: GraphStore) -> None:
+    # a derives n from the fault; b rewrites n afresh (clean); c's snapshot was taken before
+    # b's write and holds a's n; d reads b's n. c is reached, d is not.
+    for case in [note_from_fault("a", 0), rewriter("b", 1000, FRESH),
+                 reader("c", 1500, "note from Lyon"), reader("d", 2000, FRESH)]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}
+
+
+def test_a_conversation_that_started_before_the_writer_is_reached(store: GraphStore) -> None:
+    # c started first and read n after a (which started later, running at once) wrote it
+    # from the fault: c is reached, from a, though planned before it.
+    for case in [note_from_fault("a", 1000), reader("c", 500, "note from Lyon")]:
+        ingest_case(store, case)
+    plan, trace = plan_namespace(store, NS, ["x"])
+    assert [c.task_id for c in plan.conversations] == ["c", "a"]  # time order
+    assert [(x.from_task, x.reach) for x in plan.conversations[0].reached_by] == [
+        ("a", "removed")]
+    assert [a.task_id for a in plan.affected_answers] == ["c", "a"]
+    assert trace.walks == 2
+    assert reached(store, ["x"]) == {"c": [("a", "n")], "a": [(None, "x")]}
+
+
+def test_what_an_early_conversation_hands_back_reaches_on(store: GraphStore) -> None:
+    # a (started at 1000) derives n from the fault; c (at 500) read n and derived m from
+    # it; d (at 2000) reads m. The chain goes back in time and forward again.
+    for case in [
+        note_from_fault("a", 1000),
+        conversation("c", 500, [("n", None, []), ("m", "s_2", ["n"])],
+                     [("memory_read", ["n"], []), ("memory_write", ["s_1"], ["m"]), ANSWER],
+                     contents={"n": "note from Lyon"}),
+        conversation("d", 2000, [("m", None, [])], [("memory_read", ["m"], []), ANSWER]),
+    ]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"c": [("a", "n")], "a": [(None, "x")], "d": [("c", "m")]}
+
+
+def test_a_copy_no_other_conversation_holds_may_be_any_earlier_version(
+        store: GraphStore) -> None:
+    # c read n as a recording of its own wrote it (no other conversation holds that
+    # content): it is reached from the earlier a; b, earlier than a, is not.
+    for case in [note_from_fault("a", 1000), reader("b", 500, "Note From Lyon"),
+                 reader("c", 2000, "note from Lyon (as c's recording wrote it)")]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}
+
+
+def test_two_versions_with_one_content_are_both_handed_on(store: GraphStore) -> None:
+    # a derives n from the fault; b writes the same text afresh; c read that text: which
+    # one it read cannot be told, so a's reaches it (b's is clean).
+    for case in [note_from_fault("a", 0), rewriter("b", 1000, "note from Lyon"),
+                 reader("c", 2000, "note from Lyon")]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}
+
+
+def test_a_copy_rendered_its_own_way_is_reached_from_a_writer_that_started_later(
+        store: GraphStore) -> None:
+    # c was asked at 500 and read the note at 1501, after a (started at 1000) wrote it; its
+    # recording renders the note unlike a's, so which version it read cannot be told: a's
+    # is one it may be.
+    asked = reader("c", 500, "{'note': 'from Lyon'}")
+    late = asked.model_copy(update={"trace": [s.model_copy(update={"timestamp": s.timestamp + 1000})
+                                              for s in asked.trace]})
+    for case in [note_from_fault("a", 1000), late]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"c": [("a", "n")], "a": [(None, "x")]}
+
+
+def test_a_conversation_over_before_the_writer_started_is_not_reached(
+        store: GraphStore) -> None:
+    # b (500..503) ended before a started (1000): whatever version its copy is, not a's.
+    for case in [note_from_fault("a", 1000), reader("b", 500, "a note b's recording wrote")]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"a": [(None, "x")]}
