@@ -3,7 +3,8 @@ agent memory, in time order, as one namespace run (beyond the paper; issue 37).
 
     namespace lock → the run (the one left unfinished with these faults, else a new one with
     the namespace plan, repair/plan/namespace.py, stored once) → for each reached
-    conversation in time order: its own `repair` (repair/service.py: its lock, its run in its
+    conversation in time order, each after the ones that handed it a record they remove
+    (`repair_order`): its own `repair` (repair/service.py: its lock, its run in its
     history, once per task version) with what reached it and the records the earlier
     conversations' repairs rewrote → record its outcome on the run → unlock
 
@@ -155,7 +156,7 @@ def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasone
     # ids of the shared memory: the records a repair writes get ids no conversation uses
     taken = {str(r["record_id"]) for r in store.run("list_namespace_records",
                                                       {"namespace": namespace})}
-    for conversation in plan.conversations:
+    for conversation in repair_order(plan):
         task = conversation.task_id
         done = outcomes.get(task)
         if done is not None and done["status"] in GOES_ON:  # decided, if it stopped
@@ -177,6 +178,25 @@ def _run(store: GraphStore, namespace: str, faults: list[str], reasoner: Reasone
             status = RunStatus.PARTIAL
     _save(store, run, status, outcomes)
     return _report(run, plan, outcomes, status.value)
+
+
+def repair_order(plan: NamespacePlan) -> list[ConversationPlan]:
+    """The conversations in the order they are repaired: each after the ones that handed it
+    a record they remove (its replay reads the record as their repairs rewrote it,
+    `_carried`), else in time order. A conversation may have read a version written by one
+    that started after it (they ran at once, repair/plan/namespace.py "Versions"); where such
+    hand-ons go round in a circle, the earliest of it goes first."""
+    remaining = list(plan.conversations)
+    waits = {c.task_id: {link.from_task for link in c.reached_by
+                         if link.from_task is not None and link.reach != "affected"}
+             for c in remaining}
+    order: list[ConversationPlan] = []
+    while remaining:
+        pending = {c.task_id for c in remaining}
+        ready = next((c for c in remaining if not waits[c.task_id] & pending), remaining[0])
+        remaining.remove(ready)
+        order.append(ready)
+    return order
 
 
 def _decisions(run: dict[str, Any], plan: NamespacePlan, approve: Sequence[str],

@@ -81,3 +81,25 @@ def test_the_namespace_page_groups_the_conversations(falkordb_store: GraphStore)
     assert shared and all(e["src"] in ids and e["dst"] in ids for e in shared)
     with pytest.raises(RecordNotFound, match="'user-7' holds no record 'm_nope'"):
         plan_namespace(falkordb_store, NS, ["m_nope"])
+
+
+def test_a_conversation_asked_before_the_one_it_read_from_is_repaired_after_it(
+        store: GraphStore) -> None:
+    # s_03 writes a note from the fault and s_04 reads it; s_04 was asked (2501) before s_03
+    # started (3001), running at once with it. s_04 is listed first (time order) but
+    # repaired after s_03, reading the note as s_03's repair rewrote it: its corrected
+    # answer is the clean history's.
+    history = user_history(6, 2, seed=1, namespace=NS, prefix="s")
+    for case in history.cases:
+        if case.task_id == "s_04":
+            case = case.model_copy(update={"session": [
+                u.model_copy(update={"timestamp": 2501}) for u in case.session]})
+        ingest_case(store, case)
+    plan, _ = plan_namespace(store, NS, [history.fault])
+    assert [c.task_id for c in plan.conversations] == ["s_02", "s_04", "s_03", "s_05"]
+    report = repair_namespace(store, NS, [history.fault], "offline")
+    outcomes = {c.task_id: c for c in report.conversations}
+    rewrite = outcomes["s_03"].new_memory_ids  # the note, as s_03's repair rewrote it
+    assert len(rewrite) == 1 and outcomes["s_04"].carried == rewrite
+    assert {t: c.corrected_answer for t, c in outcomes.items()} == {
+        t: history.clean_answers[t] for t in outcomes}
