@@ -78,6 +78,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from provrepair.provenance.errors import InputError, ProvrepairError, RecordNotFound
@@ -124,9 +125,14 @@ class Holder:
     digest: str = ""  # of its content: which version it is, across conversations
     ended_at: int | None = None  # its task's latest time
 
-    @property
+    @cached_property
     def order(self) -> Order:
         return task_order(self.started_at, self.task_id)
+
+    @cached_property
+    def rank(self) -> tuple[Order, tuple[int, int, str]]:
+        """Its place among a record's holders: its task's in time, then its version's."""
+        return (self.order, self.version)
 
     @property
     def version(self) -> tuple[int, int, str]:
@@ -206,7 +212,7 @@ class _Group:
         reads: dict[str, list[Holder]] = defaultdict(list)
         writers: dict[str, set[str]] = defaultdict(set)
         holders_of: dict[str, set[str]] = defaultdict(set)
-        for h in sorted(holders, key=lambda h: (h.order, h.version)):
+        for h in sorted(holders, key=lambda h: h.rank):
             by_task[h.task_id].append(h)
             holders_of[h.digest].add(h.task_id)
             if h.produced:
@@ -217,7 +223,7 @@ class _Group:
                      if not writers.get(h.digest, set()) - {h.task_id}]
         return _Group(holders, dict(by_task), sorted({h.order for h in holders}),
                       dict(reads), dict(writers), dict(holders_of),
-                      sorted(unmatched, key=lambda h: (h.order, h.version)))
+                      sorted(unmatched, key=lambda h: h.rank))
 
     def first_holder(self, digest: str) -> Order:
         """The place in time of the first conversation holding a copy of this version."""
@@ -345,7 +351,7 @@ def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict
     walk in time order gives it (module docstring, "Rounds")."""
     plans: dict[str, _Planned] = {}
     trace = NamespaceTrace()
-    extra: dict[tuple[str, str], tuple[RecordLink, Holder]] = {}
+    extra: dict[tuple[str, str], tuple[Handing, Holder]] = {}
     while True:
         walk = _Walk(first, extra.values())
         while (frontier := walk.advance(plans, known)) is not None:
@@ -397,14 +403,15 @@ class _Walk:
     plan (the frontier: its seeds are exact), and `guessed` walks on beyond it on guesses."""
 
     def __init__(self, first: dict[str, _Seeds],
-                 extra: Iterable[tuple[RecordLink, Holder]] = ()):
+                 extra: Iterable[tuple[Handing, Holder]] = ()):
         self.done: list[tuple[str, _Seeds]] = []
         self.seeds = {task: s.copy() for task, s in first.items()}  # reached, not done yet
         self.queue = [(s.order, task) for task, s in self.seeds.items()]
         heapq.heapify(self.queue)
         _hand(self.seeds, self.queue, list(extra), None)
         # what the done conversations handed to earlier ones (`_handed_back`)
-        self.back: list[tuple[RecordLink, Holder]] = []
+        self.back: list[tuple[Handing, Holder]] = []
+        self.given: Given = {}  # what was handed to every copy of a version (`_hand_on`)
 
     def advance(self, plans: dict[str, _Planned], known: _Known) -> tuple[str, _Seeds] | None:
         """Walk on while the next conversation's plan matches; the frontier, or None when
@@ -417,8 +424,8 @@ class _Walk:
             heapq.heappop(self.queue)
             del self.seeds[task]
             self.back += _hand(self.seeds, self.queue,
-                               _handed_on(task, here.order, _Outcome.of(done.plan), known),
-                               here.order)
+                               _handed_on(task, here.order, _Outcome.of(done.plan), known,
+                                          self.given), here.order)
             self.done.append((task, here))
         return None
 
@@ -427,26 +434,26 @@ class _Walk:
         gives them, on a copy of the walk that takes each unmatched one's hand-on from
         `_guess`."""
         seeds = {task: s.copy() for task, s in self.seeds.items()}
-        queue = list(self.queue)
+        queue, given = list(self.queue), dict(self.given)
         stale: list[tuple[str, _Seeds]] = []
         while queue:
             _, task = heapq.heappop(queue)
             here, done = seeds[task], plans.get(task)
             if done is not None and done.key == here.key():
-                handed = _handed_on(task, here.order, _Outcome.of(done.plan), known)
+                handed = _handed_on(task, here.order, _Outcome.of(done.plan), known, given)
             else:
-                handed = _guess(task, here, done, known)
+                handed = _guess(task, here, done, known, given)
                 stale.append((task, here))
             _hand(seeds, queue, handed, here.order)
         return stale[1:]  # the first is the frontier
 
 
 def _hand(seeds: dict[str, _Seeds], queue: list[tuple[Order, str]],
-          handed: list[tuple[RecordLink, Holder]], after: Order | None
-          ) -> list[tuple[RecordLink, Holder]]:
+          handed: list[tuple[Handing, Holder]], after: Order | None
+          ) -> list[tuple[Handing, Holder]]:
     """Give each conversation after `after` (all, if None) what was handed to it; what was
     handed to earlier ones is returned."""
-    back: list[tuple[RecordLink, Holder]] = []
+    back: list[tuple[Handing, Holder]] = []
     for link, holder in handed:
         if after is not None and holder.order < after:
             back.append((link, holder))
@@ -458,7 +465,7 @@ def _hand(seeds: dict[str, _Seeds], queue: list[tuple[Order, str]],
     return back
 
 
-def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[RecordLink, Holder]]
+def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[Handing, Holder]]
                  ) -> bool:
     """Keep in `extra` what a walk's conversations handed to earlier ones that their seeds
     lacked (a copy of a version read by a conversation that started before the one that
@@ -477,8 +484,8 @@ def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[RecordLink, Hol
     return grew
 
 
-def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known
-           ) -> list[tuple[RecordLink, Holder]]:
+def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known, given: Given
+           ) -> list[tuple[Handing, Holder]]:
     """What a conversation not planned with its seeds yet will hand on, as far as can be
     told: each seed is in its A0 whatever the plan, deleted if a fault, quarantined if
     inherited removed and active (planner.py), so it is handed on for certain; and what a
@@ -491,13 +498,12 @@ def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known
         affected_ids=seed_ids, affected=frozenset(seed_ids), deleted=frozenset(here.faults),
         quarantined=frozenset(i.memory_id for i in here.inherited.values()
                               if i.removed and status.get(i.memory_id) == MemoryStatus.ACTIVE))
-    handed = [h for r in _seed_records(here)
-              for h in _hand_on(task, here.order, certain, known.groups[r])]
+    records = _seed_records(here)
+    handed = [h for r in records for h in _hand_on(task, here.order, certain, known.groups[r],
+                                                    given)]
     if done is not None:
-        covered = {link.record_id for link, _ in handed}
-        handed += [(link, holder) for link, holder
-                   in _handed_on(task, here.order, _Outcome.of(done.plan), known)
-                   if link.record_id not in covered]
+        handed += _handed_on(task, here.order, _Outcome.of(done.plan), known, given,
+                             skip=set(records))
     return handed
 
 
@@ -513,10 +519,11 @@ def _reached(task: str, affected_ids: list[str], known: _Known) -> list[str]:
     return list(dict.fromkeys(r for r in found if r is not None))
 
 
-def _handed_on(task: str, order: Order, outcome: _Outcome, known: _Known
-               ) -> list[tuple[RecordLink, Holder]]:
+def _handed_on(task: str, order: Order, outcome: _Outcome, known: _Known, given: Given,
+               skip: set[str] | None = None) -> list[tuple[Handing, Holder]]:
     return [h for record in _reached(task, outcome.affected_ids, known)
-            for h in _hand_on(task, order, outcome, known.groups[record])]
+            if not skip or record not in skip
+            for h in _hand_on(task, order, outcome, known.groups[record], given)]
 
 
 def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> None:
@@ -529,34 +536,64 @@ def _read_records(store: GraphStore, done: list[_Planned], known: _Known) -> Non
         known.add(store.run("list_reached_records", {"uids": batch, "live_prefix": LIVE_PREFIX}))
 
 
-def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group
-             ) -> list[tuple[RecordLink, Holder]]:
+def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group, given: Given
+             ) -> list[tuple[Handing, Holder]]:
     """Where the record leaves `task` ("Versions"): each of its copies here the plan reached
     goes to every copy of the same version another conversation read (before or after this
     one: conversations run at once), and to every copy read of a version no other
     conversation wrote (which version it is cannot be told: any it might be) in a
     conversation that had not ended when this one started. One link per copy reached, the
-    gravest (a fault, then removed, then affected)."""
-    best: dict[tuple[str, str], tuple[RecordLink, Holder]] = {}
+    gravest (a fault, then removed, then affected).
+
+    A version read by a hundred conversations would be handed by each to each: `given`
+    keeps, per version, the gravest reach a conversation handed to every copy of it (this
+    walk's), so one handing no graver gives only that conversation's own copies, which it
+    did not hand to itself (the receivers keep the gravest: the same seeds)."""
+    best: dict[tuple[str, str], tuple[Handing, Holder]] = {}
     for source in group.by_task.get(task, ()):
         if source.memory_id not in outcome.affected:
             continue
         reach: Reach = ("fault" if source.memory_id in outcome.deleted
                         else "removed" if source.memory_id in outcome.quarantined
                         else "affected")
-        copies = [h for h in group.reads.get(source.digest, ()) if h.task_id != task]
+        copies = group.reads.get(source.digest, [])
+        prior = given.get((source.record_id, source.digest))
+        if prior is not None and prior[1] != task and GRAVITY.index(reach) <= prior[0]:
+            copies = [h for h in copies if h.task_id == prior[1]]
+        else:
+            given[(source.record_id, source.digest)] = (GRAVITY.index(reach), task)
+            copies = [h for h in copies if h.task_id != task]
         copies += [h for h in group.unmatched if h.task_id != task and _may_read(order, h)]
         for holder in copies:
             key = (holder.task_id, holder.memory_id)
             old = best.get(key)
             if old is None or GRAVITY.index(reach) > GRAVITY.index(old[0].reach):
-                best[key] = (RecordLink(record_id=source.record_id, memory_id=holder.memory_id,
-                                        from_task=task, from_memory=source.memory_id,
-                                        reach=reach), holder)
-    return sorted(best.values(), key=lambda x: (x[1].order, x[1].version))
+                best[key] = (Handing(source.record_id, holder.memory_id, task,
+                                     source.memory_id, reach), holder)
+    return sorted(best.values(), key=lambda x: x[1].rank)
 
 
 GRAVITY: tuple[Reach, ...] = ("affected", "removed", "fault")
+# (record, version) → (gravity, task): the gravest reach a task handed every copy of it
+Given = dict[tuple[str, str], tuple[int, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Handing:
+    """A copy of a record handed from one conversation to another (its `RecordLink`, made
+    only when it gives the receiver something: a fault read by a hundred conversations is
+    handed by each to each)."""
+
+    record_id: str
+    memory_id: str
+    from_task: str
+    from_memory: str
+    reach: Reach
+
+    def link(self) -> RecordLink:
+        return RecordLink(record_id=self.record_id, memory_id=self.memory_id,
+                          from_task=self.from_task, from_memory=self.from_memory,
+                          reach=self.reach)
 
 
 def _may_read(writer: Order, copy: Holder) -> bool:
@@ -567,24 +604,23 @@ def _may_read(writer: Order, copy: Holder) -> bool:
     return untimed or copy.ended_at is None or started <= copy.ended_at
 
 
-def _add(seeds: _Seeds, link: RecordLink) -> bool:
+def _add(seeds: _Seeds, link: Handing) -> bool:
     """Give a conversation what another handed it; whether its seeds grew (a record handed
     on as affected and later as removed is removed: the gravest holds)."""
     if link.reach == "fault":
         if link.memory_id in seeds.faults:
             return False
-        seeds.faults[link.memory_id] = link
+        seeds.faults[link.memory_id] = link.link()
         return True
     if link.memory_id in seeds.faults:
         return False
     old = seeds.inherited.get(link.memory_id)
     if old is not None and (old.removed or link.reach != "removed"):
         return False
-    assert link.from_task is not None and link.from_memory is not None
     seeds.inherited[link.memory_id] = Inherited(
         memory_id=link.memory_id, record_id=link.record_id, from_task=link.from_task,
         from_memory=link.from_memory, removed=link.reach == "removed")
-    seeds.links.append(link)
+    seeds.links.append(link.link())
     return True
 
 
