@@ -60,6 +60,12 @@ REASONING = "#reasoning"  # the source suffix of the plan step a model's reasoni
 INPUT_PREFIX, STEP_PREFIX = "u_", "s_"  # the ids the loader names its inputs and steps by
 
 
+def value_text(value: Any) -> str:
+    """A recorded value as text: a string as it is, anything structured as exact JSON (the
+    same in every loader: the namespace plan knows a record's version by its content)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class UserMessage:
     text: str
@@ -580,10 +586,13 @@ class RunBuilder:
         return self._root(record_id, "", ts)
 
     def _returned(self, record: RecordSeen, ts: int) -> str:
-        """The version a search returned (by content, else the current one), active again,
-        with what it says it was derived from or replaced. A version made after it (an update
-        the run recorded) did not take effect: no longer active, and later operations act on
-        the returned one."""
+        """The version a search returned (by content), active again, with what it says it
+        was derived from or replaced. A version made after it (an update the run recorded)
+        did not take effect: no longer active, and later operations act on the returned one.
+        Content the run holds no version of is a version written outside the run (another
+        conversation's, repair/plan/namespace.py "Versions"), or the current one shown
+        otherwise: a root version with that content, superseding the current one and derived
+        from it (never fewer dependencies than the current one)."""
         if record.record_id not in self.versions:
             sources = [self._known(r, ts) for r in record.derived_from]
             replaced = [self._known(r, ts) for r in record.supersedes]
@@ -594,7 +603,14 @@ class RunBuilder:
             return version
         versions = self.versions[record.record_id]
         match = [v for v in versions if self.memories[v]["content"] == record.content]
-        version = match[-1] if match else versions[-1]
+        if not match:
+            current = versions[-1]
+            sources = [self._known(r, ts) for r in record.derived_from]
+            version = self._root(record.record_id, record.content, ts,
+                                 list(dict.fromkeys([current, *sources])), current)
+            self._set_status(current, MemoryStatus.SUPERSEDED.value, None)
+            return version
+        version = match[-1]
         for phantom in versions[versions.index(version) + 1:]:
             if not self._withdraw(phantom):  # something read it: kept, no longer active
                 self._set_status(phantom, MemoryStatus.SUPERSEDED.value, None)

@@ -16,7 +16,9 @@ A transcript file is a JSON object (one per line in `.jsonl`):
 
 or a bare list of messages. `after` is the index of the message a memory event followed (-1:
 before the first). Messages carry no clock, so message i is at time 1000·(i+1) and the k-th
-memory event after it at 1000·(i+1)+k+1. Tool calls and results pair by `tool_call_id` (a
+memory event after it at 1000·(i+1)+k+1: an order, not a time (the case's world says so; in a
+shared memory the conversation has no absolute time, provenance/agent_records.py). Tool calls
+and results pair by `tool_call_id` (a
 call without an id pairs with the next tool message without one); arguments may be a JSON
 string or an object. An assistant message may name its evidence (`"evidence": [...]` on the
 message, or a JSON content object with an `evidence` list): those become its dependencies. A memory
@@ -72,10 +74,12 @@ from provrepair.loaders.agent_run import (
     ToolCall,
     ToolResult,
     UserMessage,
+    value_text,
 )
 from provrepair.loaders.case_files import read_json_records
 from provrepair.loaders.limits import check_depth, check_id, loads
 from provrepair.loaders.otel import input_context
+from provrepair.provenance.agent_records import CLOCK, ORDER_ONLY
 from provrepair.provenance.errors import CaseError
 from provrepair.provenance.models import Case
 
@@ -107,7 +111,9 @@ def transcript_case(raw: Any, default_task: str) -> Case:
     builder.memory_namespace = namespace
     for event in sorted(_events(task_id, data, _requests(task_id, data)), key=lambda e: e.ts):
         builder.add(event)
-    return builder.case([str(f) for f in data.get("diagnosed_faults") or []])
+    case = builder.case([str(f) for f in data.get("diagnosed_faults") or []])
+    # its times only order its events: no absolute time across conversations
+    return case.model_copy(update={"world": {**case.world, CLOCK: ORDER_ONLY}})
 
 
 def _responses(task_id: str, requests: list[Any]) -> list[Any]:
@@ -320,7 +326,7 @@ def _memory_event(task_id: str, event: dict[str, Any], ts: int, source: str) -> 
 def _record(task_id: str, raw: dict[str, Any], where: str) -> RecordSeen:
     """A record a memory event names: id, content and lineage (`derived_from`, `supersedes`)."""
     return RecordSeen(check_id(task_id, f"{where}.id", raw["id"]),
-                      str(raw.get("content") or ""),
+                      value_text(raw.get("content") or ""),
                       _id_list(task_id, raw, "derived_from", where),
                       _id_list(task_id, raw, "supersedes", where))
 

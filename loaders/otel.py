@@ -46,6 +46,7 @@ from provrepair.loaders.agent_run import (
     ToolCall,
     ToolResult,
 )
+from provrepair.loaders.agent_run import value_text as _value_text
 from provrepair.loaders.limits import (
     ENCODED_DEPTH,
     check_depth,
@@ -581,11 +582,6 @@ def _messages(task_id: str, span: Span, key: str) -> list[dict[str, Any]] | None
         return messages
     raise CaseError(task_id, key, span.span_id,
                     "expected GenAI messages [{role, parts: [{type, ...}]}]")
-
-
-def _value_text(value: Any) -> str:
-    """A recorded value as text: a string as it is, anything structured as exact JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _part_text(part: dict[str, Any]) -> str:

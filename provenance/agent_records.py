@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from provrepair.provenance.models import Case
 
 BATCH = 2000  # rows a statement links (provenance/store/base.py BATCH_ROWS's order)
+# A case whose timestamps only order its events (a transcript's: messages carry no clock)
+# says so in its `world`: its task has no absolute time (untimed: `started_at` unset).
+CLOCK, ORDER_ONLY = "provrepair.clock", "order"
 
 
 class GraphStore(Protocol):
@@ -69,10 +72,12 @@ def link_node_rows(store: GraphStore, key: str, namespace: str | None,
 
 
 def link_case(store: GraphStore, key: str, case: Case) -> None:
-    """Every memory node of a whole case stored under `key`."""
+    """Every memory node of a whole case stored under `key` (no time if its clock only
+    orders its events)."""
     link_agent_records(
         store, key, case.memory_namespace,
         ({"id": m.memory_id, "record_id": m.record_id} for m in case.memory_store),
+        [] if case.world.get(CLOCK) == ORDER_ONLY else
         [*(u.timestamp for u in case.session), *(s.timestamp for s in case.trace)])
 
 

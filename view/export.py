@@ -17,10 +17,11 @@ Lock properties of the task record are not copied. Export a task while no repair
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provrepair.provenance.agent_records import link_agent_records
+from provrepair.provenance.agent_records import CLOCK, ORDER_ONLY, link_agent_records
 from provrepair.provenance.keys import eval_key, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.rows import group_node_rows
@@ -90,9 +91,10 @@ def export_task(source: GraphStore, target: GraphStore, task_id: str) -> ExportR
     _write_nodes(target, snap)
     _write_edges(target, snap)
     recorded = [n for n in snap.nodes if n.get("origin_run") is None]
+    timed = json.loads(snap.task.get("world_json") or "{}").get(CLOCK) != ORDER_ONLY
     link_agent_records(target, snap.key, snap.task.get("memory_namespace"),  # a shared memory's
                        [n for n in recorded if n["kind"] == "memory"],   # records (issue 37)
-                       [n["ts"] for n in recorded if n["kind"] != "memory"])
+                       [n["ts"] for n in recorded if n["kind"] != "memory" and timed])
     _write_runs(target, snap)
     _write_evaluation(target, snap)
     pruned_nodes, pruned_runs = _prune(target, snap)

@@ -73,8 +73,10 @@ them the conversations whose final answer was affected (invalidated): whom to te
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -147,8 +149,14 @@ class Holder:
 
 
 def content_digest(content: str | None) -> str:
-    """A version's identity across conversations ("Versions"): its content's digest."""
-    return hashlib.sha256((content or "").encode()).hexdigest()
+    """A version's identity across conversations ("Versions"): its content's digest, a JSON
+    structure's as canonical JSON (recordings write its keys in their own order)."""
+    text = content or ""
+    if text[:1] in ("{", "["):
+        with contextlib.suppress(ValueError, RecursionError):  # opens like JSON: as it is
+            text = json.dumps(json.loads(text), sort_keys=True, ensure_ascii=False,
+                              separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -201,29 +209,31 @@ class _Group:
     holders: list[Holder]
     by_task: dict[str, list[Holder]]
     orders: list[Order]
-    reads: dict[str, list[Holder]]     # digest → the copies read from the store, in time order
+    copies: dict[str, list[Holder]]    # digest → its copies (read or written), in time order
     writers: dict[str, set[str]]       # digest → the tasks that wrote that version
     holders_of: dict[str, set[str]]    # digest → the tasks holding a copy of it
     unmatched: list[Holder]            # copies read of a version no other one wrote
+    originated: dict[str, set[str]]    # digest → the tasks that wrote it without reading it
 
     @staticmethod
     def of(holders: list[Holder]) -> _Group:
         by_task: dict[str, list[Holder]] = defaultdict(list)
-        reads: dict[str, list[Holder]] = defaultdict(list)
+        copies: dict[str, list[Holder]] = defaultdict(list)
+        read_by: dict[str, set[str]] = defaultdict(set)
         writers: dict[str, set[str]] = defaultdict(set)
         holders_of: dict[str, set[str]] = defaultdict(set)
         for h in sorted(holders, key=lambda h: h.rank):
             by_task[h.task_id].append(h)
             holders_of[h.digest].add(h.task_id)
-            if h.produced:
-                writers[h.digest].add(h.task_id)
-            else:
-                reads[h.digest].append(h)
-        unmatched = [h for copies in reads.values() for h in copies
-                     if not writers.get(h.digest, set()) - {h.task_id}]
+            copies[h.digest].append(h)
+            (writers if h.produced else read_by)[h.digest].add(h.task_id)
+        unmatched = [h for c in copies.values() for h in c
+                     if not h.produced and not writers.get(h.digest, set()) - {h.task_id}]
+        # a version read before it was written (saved again as it was): not the writer's
+        originated = {d: tasks - read_by.get(d, set()) for d, tasks in writers.items()}
         return _Group(holders, dict(by_task), sorted({h.order for h in holders}),
-                      dict(reads), dict(writers), dict(holders_of),
-                      sorted(unmatched, key=lambda h: h.rank))
+                      dict(copies), dict(writers), dict(holders_of),
+                      sorted(unmatched, key=lambda h: h.rank), originated)
 
     def first_holder(self, digest: str) -> Order:
         """The place in time of the first conversation holding a copy of this version."""
@@ -321,9 +331,10 @@ def _origins(group: _Group) -> list[Holder]:
     """The versions of a faulty record (an agent id: which version was poisoned is not
     said) the fault is seeded at: where each line of its versions starts. Every version
     written afresh (by a conversation that read no version of the record), at that
-    conversation's earliest; and every version read that no other conversation wrote (it
-    came from outside the recordings: the store before them, an unrecorded writer), at the
-    first conversation holding it. A version written as an update of one read is reached
+    conversation's earliest; and every version read that no conversation wrote without
+    reading it first (it came from outside the recordings: the store before them, an
+    unrecorded writer; a conversation that saved it again as it read it did not make it),
+    at the first conversation holding it. A version written as an update of one read is reached
     through the writer's plan, as inside one task. The copies of a seeded version in other
     conversations are reached from it (`_hand_on`). Over-approximates (the fault may be in
     one line only), never misses a line."""
@@ -333,7 +344,7 @@ def _origins(group: _Group) -> list[Holder]:
         read = [h for h in mine if not h.produced]
         if not read:
             found.append(min(mine, key=lambda h: h.version))
-        found += [h for h in read if not group.writers.get(h.digest, set()) - {h.task_id}
+        found += [h for h in read if not group.originated.get(h.digest)
                   and group.first_holder(h.digest) == order]
     return found
 
@@ -371,7 +382,7 @@ def _fixpoint(store: GraphStore, namespace: str, records: list[str], first: dict
                 plan_trace.view.store = store  # --explain reads on, after the round
                 plans[task] = _Planned(here.key(), plan, plan_trace)
             _read_records(store, [plans[t] for t, _ in todo if t in plans], known)
-        if not _handed_back(walk, extra):
+        if not _handed_back(walk, extra, plans):
             break
         trace.walks += 1
     planned: list[tuple[str, RepairPlan, _Seeds]] = []
@@ -465,8 +476,8 @@ def _hand(seeds: dict[str, _Seeds], queue: list[tuple[Order, str]],
     return back
 
 
-def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[Handing, Holder]]
-                 ) -> bool:
+def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[Handing, Holder]],
+                 plans: dict[str, _Planned]) -> bool:
     """Keep in `extra` what a walk's conversations handed to earlier ones that their seeds
     lacked (a copy of a version read by a conversation that started before the one that
     wrote it, "Versions"); whether there was any (then the walk is made again, with them)."""
@@ -474,6 +485,9 @@ def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[Handing, Holder
     probes: dict[str, _Seeds] = {}
     grew = False
     for link, holder in walk.back:
+        if holder.task_id in done and _holds(_Outcome.of(plans[holder.task_id].plan),
+                                             holder.memory_id, link.reach):
+            continue
         probe = probes.get(holder.task_id)
         if probe is None:
             mine = done.get(holder.task_id)
@@ -482,6 +496,18 @@ def _handed_back(walk: _Walk, extra: dict[tuple[str, str], tuple[Handing, Holder
             extra[(holder.task_id, holder.memory_id)] = (link, holder)
             grew = True
     return grew
+
+
+def _holds(outcome: _Outcome, memory_id: str, reach: Reach) -> bool:
+    """Whether a plan already has this node as a hand-on of `reach` would make it: in its
+    A0 (then a seed adds nothing to the reach: its threshold is its own time, no smaller
+    than the one it was reached with, nor to the support check: it is not independent
+    evidence), and removed as a removed one, deleted as a fault. Such a hand-on back to an
+    earlier conversation changes nothing (a reader handing its copy back to the writer)."""
+    if memory_id not in outcome.affected:
+        return False
+    return (reach == "affected" or memory_id in outcome.deleted
+            or (reach == "removed" and memory_id in outcome.quarantined))
 
 
 def _guess(task: str, here: _Seeds, done: _Planned | None, known: _Known, given: Given
@@ -540,7 +566,9 @@ def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group, given: G
              ) -> list[tuple[Handing, Holder]]:
     """Where the record leaves `task` ("Versions"): each of its copies here the plan reached
     goes to every copy of the same version another conversation read (before or after this
-    one: conversations run at once), and to every copy read of a version no other
+    one: conversations run at once), a copy written here to every copy another conversation
+    wrote with the same content too (which of the two a later read of it returned cannot
+    be told), and to every copy read of a version no other
     conversation wrote (which version it is cannot be told: any it might be) in a
     conversation that had not ended when this one started. One link per copy reached, the
     gravest (a fault, then removed, then affected).
@@ -556,12 +584,14 @@ def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group, given: G
         reach: Reach = ("fault" if source.memory_id in outcome.deleted
                         else "removed" if source.memory_id in outcome.quarantined
                         else "affected")
-        copies = group.reads.get(source.digest, [])
-        prior = given.get((source.record_id, source.digest))
+        # a copy written elsewhere gets only a written one: two writers of one content
+        copies = [h for h in group.copies[source.digest] if source.produced or not h.produced]
+        version = (source.record_id, source.digest, source.produced)
+        prior = given.get(version)
         if prior is not None and prior[1] != task and GRAVITY.index(reach) <= prior[0]:
             copies = [h for h in copies if h.task_id == prior[1]]
         else:
-            given[(source.record_id, source.digest)] = (GRAVITY.index(reach), task)
+            given[version] = (GRAVITY.index(reach), task)
             copies = [h for h in copies if h.task_id != task]
         copies += [h for h in group.unmatched if h.task_id != task and _may_read(order, h)]
         for holder in copies:
@@ -574,8 +604,9 @@ def _hand_on(task: str, order: Order, outcome: _Outcome, group: _Group, given: G
 
 
 GRAVITY: tuple[Reach, ...] = ("affected", "removed", "fault")
-# (record, version) → (gravity, task): the gravest reach a task handed every copy of it
-Given = dict[tuple[str, str], tuple[int, str]]
+# (record, version, from a written copy) → (gravity, task): the gravest reach a task handed
+# every copy of it
+Given = dict[tuple[str, str, bool], tuple[int, str]]
 
 
 @dataclass(frozen=True, slots=True)

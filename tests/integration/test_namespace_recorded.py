@@ -1,10 +1,11 @@
 """One fault across conversations recorded by the agent itself (issue 37): a real LangGraph
 store read and written through the recording wrapper (integrations/langgraph.py), each
-conversation its own Recorder, two of them open at once. The namespace plan tells which
-version each conversation read by its content, whatever clock each recording stamps its
-reads with: an ordinary write-then-read is followed, a snapshot read before another
-conversation's fresh re-write is reached through the version it read, and what read the
-re-write is not. On both engines."""
+conversation its own Recorder (two of them open at once) or its own OpenTelemetry trace into
+the live capture; and a transcript reading what a recorded conversation wrote. The namespace
+plan tells which version each conversation read by its content, whatever clock each
+recording stamps its reads with: an ordinary write-then-read is followed, a snapshot read
+before another conversation's fresh re-write is reached through the version it read, and
+what read the re-write is not. On both engines."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from langgraph.store.memory import InMemoryStore
 
 from provrepair import Recorder
 from provrepair.integrations.langgraph import RecordingStore
+from provrepair.loaders.openai_messages import transcript_case
+from provrepair.loaders.otel_live import ProvrepairSpanExporter
+from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.store.base import GraphStore
 from provrepair.repair.plan.namespace import plan_namespace
 
@@ -98,3 +102,55 @@ def test_a_conversation_asked_before_the_writer_is_reached(store: GraphStore) ->
     assert [x.task_id for x in plan.conversations] == ["c0", "c1", "c2"]
     assert [a.task_id for a in plan.affected_answers] == ["c0", "c1", "c2"]
     assert trace.walks == 2
+
+
+def test_a_traced_conversation_reading_a_record_rewritten_since_it_read_it_is_reached(
+        store: GraphStore) -> None:
+    # OpenTelemetry spans into the live capture: c wrote the note clean; r read it; a wrote
+    # it again from the fault; r read it again (a's version: its trace holds the text it
+    # got, not its earlier copy) and built a plan on it; d read the plan.
+    agent_store = InMemoryStore()
+    agent_store.put(NS, "home", {"content": "home city: Lyon"})
+    exporter = ProvrepairSpanExporter(store)
+    c, r, a, d = (RecordingStore(agent_store, exporter, namespace=NS, conversation_id=t)
+                  for t in "crad")
+    c.put(NS, "note", {"content": "note: clean"})
+    r.get(NS, "note")
+    home = a.get(NS, "home")
+    assert home is not None
+    a.put(NS, "note", {"content": "note from " + home.value["content"]})
+    again = r.get(NS, "note")
+    assert again is not None
+    r.put(NS, "plan", {"content": "plan for " + again.value["content"]})
+    d.get(NS, "plan")
+    exporter.shutdown()
+    assert exporter.errors == []
+    plan, _ = plan_namespace(store, "memories/alice", ["home"])
+    assert {x.task_id for x in plan.conversations} == {"a", "r", "d"}
+
+
+def test_a_transcript_reading_what_a_recorded_conversation_wrote_is_reached(
+        store: GraphStore) -> None:
+    # a (the Recorder, an epoch clock) writes a structured note from the fault; t, a
+    # transcript (no clock: its messages only ordered), read it: one version, whatever
+    # rendering or clock each recording has.
+    agent_store = InMemoryStore()
+    agent_store.put(NS, "home", {"content": "home city: Lyon"})
+    with Recorder(store, "a") as rec:
+        rec.user_input(input_id="u1", turn=1, content="note it", timestamp=1_700_000_000_000)
+        recorded = RecordingStore(agent_store, rec, namespace=NS)
+        home = recorded.get(NS, "home")
+        assert home is not None
+        recorded.put(NS, "note", {"content": {"city": home.value["content"][11:], "n": 1}})
+    note = agent_store.get(NS, "note")
+    assert note is not None
+    ingest_case(store, transcript_case({
+        "task_id": "t", "memory_namespace": "memories/alice",
+        "messages": [{"role": "user", "content": "where do I live?"},
+                     {"role": "assistant", "content": "Lyon"}],
+        "memory_events": [{"after": -1, "op": "search",
+                           "records": [{"id": "note", "content": note.value["content"]}]}]},
+        "t"))
+    plan, _ = plan_namespace(store, "memories/alice", ["home"])
+    assert [(x.task_id, x.started_at, x.answer_affected) for x in plan.conversations] == [
+        ("a", 1_700_000_000_000, False), ("t", None, True)]

@@ -201,11 +201,12 @@ def test_a_copy_no_other_conversation_holds_may_be_any_earlier_version(
 
 def test_two_versions_with_one_content_are_both_handed_on(store: GraphStore) -> None:
     # a derives n from the fault; b writes the same text afresh; c read that text: which
-    # one it read cannot be told, so a's reaches it (b's is clean).
+    # one it read cannot be told, so a's reaches it; and b's own copy (b's later reads of
+    # it may have returned a's: the same text)
     for case in [note_from_fault("a", 0), rewriter("b", 1000, "note from Lyon"),
                  reader("c", 2000, "note from Lyon")]:
         ingest_case(store, case)
-    assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}
+    assert reached(store, ["x"]) == {"a": [(None, "x")], "b": [("a", "n")], "c": [("a", "n")]}
 
 
 def test_a_copy_rendered_its_own_way_is_reached_from_a_writer_that_started_later(
@@ -227,3 +228,42 @@ def test_a_conversation_over_before_the_writer_started_is_not_reached(
     for case in [note_from_fault("a", 1000), reader("b", 500, "a note b's recording wrote")]:
         ingest_case(store, case)
     assert reached(store, ["x"]) == {"a": [(None, "x")]}
+
+
+def test_a_fault_saved_again_as_it_was_read_is_seeded_where_it_was_first_read(
+        store: GraphStore) -> None:
+    # the fault r was in the store before the recordings; q read it first, p read it and
+    # saved it again unchanged (an update derived from its read): p did not make that
+    # version, so it is seeded where it was first read, and reaches p from there.
+    for case in [
+        conversation("q", 0, [("r", None, [])], [("memory_read", ["r"], []), ANSWER],
+                     contents={"r": POISONED}),
+        conversation("p", 1000, [("r", None, []), ("r~2", "s_2", ["r"], "r")],
+                     [("memory_read", ["r"], []), ("memory_update", ["s_1"], ["r~2"]), ANSWER],
+                     contents={"r": POISONED, "r~2": POISONED}),
+    ]:
+        ingest_case(store, case)
+    assert reached(store, ["r"]) == {"q": [(None, "r")], "p": [("q", "r")]}
+
+
+def test_a_version_written_with_the_text_of_another_writers_is_handed_to_it(
+        store: GraphStore) -> None:
+    # r wrote n itself; a wrote the same text from the fault; r's later read of n (which
+    # its recording took for its own version: the same text) may be a's: r is reached
+    for case in [
+        conversation("r", 0, [("n", "s_1", []), ("m", "s_3", ["n"])],
+                     [("memory_write", [], ["n"]), ("memory_read", ["n"], []),
+                      ("memory_write", ["s_2"], ["m"]), ANSWER],
+                     contents={"n": "note from Lyon"}),
+        note_from_fault("a", 1000),
+    ]:
+        ingest_case(store, case)
+    assert reached(store, ["x"])["r"] == [("a", "n")]
+
+
+def test_structured_content_is_one_version_whatever_the_key_order(store: GraphStore) -> None:
+    # a's recording wrote the note as JSON, c's recording read it with keys in another order
+    for case in [note_from_fault("a", 0, {"n": '{"city": "Lyon", "kind": "note"}'}),
+                 reader("c", 1000, '{"kind":"note","city":"Lyon"}')]:
+        ingest_case(store, case)
+    assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}

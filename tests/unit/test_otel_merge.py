@@ -25,9 +25,10 @@ def span(n: int, op: str, at: int | None = None, **attrs: Any) -> Span:
                 {"gen_ai.operation.name": op, "gen_ai.conversation.id": TASK, **attrs})
 
 
-def search(n: int, *records: str, at: int | None = None) -> Span:
+def search(n: int, *records: str, at: int | None = None,
+           contents: dict[str, str] | None = None) -> Span:
     return span(n, "search_memory", at, **{"gen_ai.memory.records": json.dumps(
-        [{"id": r, "content": f"note {r}"} for r in records])})
+        [{"id": r, "content": (contents or {}).get(r, f"note {r}")} for r in records])})
 
 
 def chat(n: int, question: str, answer: str, at: int | None = None) -> Span:
@@ -130,8 +131,8 @@ def test_a_span_older_than_those_stored_is_merged_beside_them_with_a_warning() -
 
 
 def test_a_record_the_agent_names_like_a_stored_step_is_moved_to_a_version_id() -> None:
-    spans = [*FIRST, write(5, "create_memory", "s_001", "A2."), search(6, "s_001"),
-             chat(7, "Q3?", "A3.")]
+    spans = [*FIRST, write(5, "create_memory", "s_001", "A2."),
+             search(6, "s_001", contents={"s_001": "A2."}), chat(7, "Q3?", "A3.")]
     stored = repaired(FIRST)
     merge, new = merged(stored, spans)
     assert new["s_001~2"]["record_id"] == "s_001"  # the agent's id, kept
