@@ -9,7 +9,8 @@ version alone), or a version of a record it never read, written afresh. A record
 every later conversation that read it, under its agent id, as a root record (it was read
 from the store, not written there), at its latest version and, at times, the version that
 one updated beside it (a snapshot of both), or at an earlier version (a stale snapshot,
-taken before a later write, a fresh one included); at times a conversation's recording
+taken before a later write, a fresh one included); at times the versions of a record share
+texts (two writers of one content: `History.collided`); at times a conversation's recording
 renders what it read unlike its writer did (`read <id>`, not `record <id>`). At times a
 conversation runs at once with the one before it: it started earlier (its question came
 before the writer started) and its steps read what that one wrote. Records are never retired
@@ -29,6 +30,7 @@ so the histories retire none.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -53,6 +55,9 @@ class History:
     # agent id → the versions a line of its versions starts at: the first one, and each
     # written afresh by a conversation that held none (repair/plan/namespace.py `_origins`)
     origins: dict[str, list[str]] = field(default_factory=dict)
+    # versions of a record share texts: the namespace plan, which knows a version by its
+    # text, may hold more than the reference, which joins them by memory id
+    collided: bool = False
 
     def fault_versions(self) -> list[str]:
         """The versions (memory ids) the faulty records are seeded at."""
@@ -223,7 +228,18 @@ def random_history(chooser: Chooser, conversations: int, *, max_steps: int = 8,
                                  "session": session, "memory_store": memories, "trace": trace,
                                  "diagnosed_faults": [], "memory_namespace": namespace}))
     faults = _pick(chooser, sorted(store), 1, 2)
-    return History(cases, faults, writer, origins)
+    collided = chooser.flag(10)  # versions of a record sharing a text (two writers of one)
+    if collided:
+        cases = [_collided(case) for case in cases]
+    return History(cases, faults, writer, origins, collided=collided)
+
+
+def _collided(case: Case) -> Case:
+    """The case with each version's text one of two per record (by its memory id)."""
+    return case.model_copy(update={"memory_store": [
+        m.model_copy(update={"content": f"text {m.record_id or m.memory_id} "
+                                        f"{zlib.crc32(m.memory_id.encode()) % 2}"})
+        for m in case.memory_store]})
 
 
 @dataclass

@@ -18,6 +18,7 @@ is linked. `provrepair db migrate` links tasks stored before this existed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -95,5 +96,8 @@ def link_stored_task(store: GraphStore, key: str, namespace: str) -> None:
     later request named first, a task stored before links existed)."""
     nodes = [r["props"] for r in store.run("list_task_nodes", {"task_key": key})
              if r["props"].get("origin_run") is None]
+    task = store.run("get_task", {"task_key": key})
+    world = json.loads(task[0]["props"].get("world_json") or "{}") if task else {}
     link_agent_records(store, key, namespace, [p for p in nodes if p["kind"] == "memory"],
-                       [p["ts"] for p in nodes if p["kind"] != "memory"])
+                       [p["ts"] for p in nodes if p["kind"] != "memory"
+                        and world.get(CLOCK) != ORDER_ONLY])

@@ -193,10 +193,26 @@ def repair_order(plan: NamespacePlan) -> list[ConversationPlan]:
     order: list[ConversationPlan] = []
     while remaining:
         pending = {c.task_id for c in remaining}
-        ready = next((c for c in remaining if not waits[c.task_id] & pending), remaining[0])
+        ready = next((c for c in remaining if not waits[c.task_id] & pending), None)
+        if ready is None:  # every one waits: the earliest on a circle goes first
+            ready = next(c for c in remaining if _on_circle(c.task_id, waits, pending))
         remaining.remove(ready)
         order.append(ready)
     return order
+
+
+def _on_circle(task: str, waits: dict[str, set[str]], pending: set[str]) -> bool:
+    """Whether `task` waits, through conversations still pending, on itself."""
+    seen: set[str] = set()
+    todo = list(waits[task] & pending)
+    while todo:
+        other = todo.pop()
+        if other == task:
+            return True
+        if other not in seen:
+            seen.add(other)
+            todo += waits[other] & pending
+    return False
 
 
 def _decisions(run: dict[str, Any], plan: NamespacePlan, approve: Sequence[str],

@@ -144,7 +144,9 @@ class Holder:
     def of(row: dict[str, Any]) -> Holder:
         return Holder(str(row["record_id"]), str(row["task_id"]), row["started_at"],
                       str(row["id"]), int(row["ts"]), int(row["position"]),
-                      bool(row["produced"]), row["status"], content_digest(row["content"]),
+                      bool(row["produced"]), row["status"],
+                      content_digest(row["content"]) if row["content"]
+                      else f"unknown {row['task_id']} {row['id']}",  # matches nothing
                       row["ended_at"])
 
 
@@ -213,27 +215,24 @@ class _Group:
     writers: dict[str, set[str]]       # digest → the tasks that wrote that version
     holders_of: dict[str, set[str]]    # digest → the tasks holding a copy of it
     unmatched: list[Holder]            # copies read of a version no other one wrote
-    originated: dict[str, set[str]]    # digest → the tasks that wrote it without reading it
 
     @staticmethod
     def of(holders: list[Holder]) -> _Group:
         by_task: dict[str, list[Holder]] = defaultdict(list)
         copies: dict[str, list[Holder]] = defaultdict(list)
-        read_by: dict[str, set[str]] = defaultdict(set)
         writers: dict[str, set[str]] = defaultdict(set)
         holders_of: dict[str, set[str]] = defaultdict(set)
         for h in sorted(holders, key=lambda h: h.rank):
             by_task[h.task_id].append(h)
             holders_of[h.digest].add(h.task_id)
             copies[h.digest].append(h)
-            (writers if h.produced else read_by)[h.digest].add(h.task_id)
+            if h.produced:
+                writers[h.digest].add(h.task_id)
         unmatched = [h for c in copies.values() for h in c
                      if not h.produced and not writers.get(h.digest, set()) - {h.task_id}]
-        # a version read before it was written (saved again as it was): not the writer's
-        originated = {d: tasks - read_by.get(d, set()) for d, tasks in writers.items()}
         return _Group(holders, dict(by_task), sorted({h.order for h in holders}),
                       dict(copies), dict(writers), dict(holders_of),
-                      sorted(unmatched, key=lambda h: h.rank), originated)
+                      sorted(unmatched, key=lambda h: h.rank))
 
     def first_holder(self, digest: str) -> Order:
         """The place in time of the first conversation holding a copy of this version."""
@@ -330,23 +329,27 @@ def _holders(store: GraphStore, namespace: str, records: list[str], empty: str) 
 def _origins(group: _Group) -> list[Holder]:
     """The versions of a faulty record (an agent id: which version was poisoned is not
     said) the fault is seeded at: where each line of its versions starts. Every version
-    written afresh (by a conversation that read no version of the record), at that
-    conversation's earliest; and every version read that no conversation wrote without
-    reading it first (it came from outside the recordings: the store before them, an
-    unrecorded writer; a conversation that saved it again as it read it did not make it),
-    at the first conversation holding it. A version written as an update of one read is reached
-    through the writer's plan, as inside one task. The copies of a seeded version in other
-    conversations are reached from it (`_hand_on`). Over-approximates (the fault may be in
-    one line only), never misses a line."""
-    found: list[Holder] = []
+    written afresh (before the conversation that wrote it read any version of the record:
+    its earliest such), and every version read that no version written afresh has (it came
+    from outside the recordings: the store before them, an unrecorded writer, a writer that
+    wrote it again after reading others), at the first conversation holding it. A version
+    written as an update of one read is reached through the writer's plan, as inside one
+    task. The copies of a seeded version in other conversations are reached from it
+    (`_hand_on`). Over-approximates (the fault may be in one line only), never misses a
+    line."""
+    fresh: list[Holder] = []
     for order in group.orders:
         mine = group.by_task[order[2]]
-        read = [h for h in mine if not h.produced]
-        if not read:
-            found.append(min(mine, key=lambda h: h.version))
-        found += [h for h in read if not group.originated.get(h.digest)
-                  and group.first_holder(h.digest) == order]
-    return found
+        written = [h for h in mine if h.produced]
+        first_read = min((h.version for h in mine if not h.produced), default=None)
+        if written:
+            first = min(written, key=lambda h: h.version)
+            if first_read is None or first.version < first_read:
+                fresh.append(first)
+    lines = {h.digest for h in fresh}
+    return fresh + [h for order in group.orders for h in group.by_task[order[2]]
+                    if not h.produced and h.digest not in lines
+                    and group.first_holder(h.digest) == order]
 
 
 def _seed_fault(seeds: dict[str, _Seeds], record: str, holder: Holder) -> None:
@@ -638,10 +641,11 @@ def _may_read(writer: Order, copy: Holder) -> bool:
 def _add(seeds: _Seeds, link: Handing) -> bool:
     """Give a conversation what another handed it; whether its seeds grew (a record handed
     on as affected and later as removed is removed: the gravest holds)."""
-    if link.reach == "fault":
+    if link.reach == "fault":  # replaces what was handed before (a fault is deleted)
         if link.memory_id in seeds.faults:
             return False
         seeds.faults[link.memory_id] = link.link()
+        seeds.inherited.pop(link.memory_id, None)
         return True
     if link.memory_id in seeds.faults:
         return False

@@ -25,7 +25,7 @@ from provrepair.provenance.vocab import EdgeLabel, MemoryStatus, StepType
 from provrepair.repair.plan.affected import Affected, reach_affected
 from provrepair.repair.plan.closure import Closure, close_invalidation, exec_closure
 from provrepair.repair.plan.echo import suspected_copies, with_copies
-from provrepair.repair.plan.graph import GraphView, Node
+from provrepair.repair.plan.graph import E_PROP, GraphView, Node
 from provrepair.repair.plan.invariants import check_plan
 from provrepair.repair.plan.model import Inherited, RepairPlan
 from provrepair.repair.plan.relevance import Relevance, answer_relevant
@@ -102,14 +102,15 @@ def _compute_plan(store: GraphStore, task_id: str, faults: list[str] | None,
     starts = {**seeds, **{i.memory_id: (n, n) for n, i in carried.values()}}
     region = reach_affected(view, starts, send_support if support_check else None)
     view.send_task_lists()
-    candidates = [v for v in region.nodes.values() if v.uid not in tainted]
+    own = _reached_here(view, carried, region)
+    candidates = [v for v in region.nodes.values() if v.uid not in tainted or v.uid in own]
     support = (check_support(view, candidates, tainted, set(region.nodes)) if support_check
                else Support())
     unsupported = rules.preserve_independently_supported_candidate(region.nodes.values(),
                                                                    support.supported)
     deleted = rules.delete_diagnosed_faulty_memory(m for m, _ in seeds.values())
     quarantined = rules.quarantine_unsupported_affected_memory(
-        (v for v in unsupported if v.uid not in carried), deleted)
+        (v for v in unsupported if v.uid not in carried or v.uid in own), deleted)
     quarantined |= {n.uid for n, i in carried.values()
                     if i.removed and n.status == MemoryStatus.ACTIVE}
     invalidated = close_invalidation(view, [v for v in unsupported if v.is_step])
@@ -144,6 +145,17 @@ def _inherited_nodes(view: GraphView, inherited: Sequence[Inherited]
                                "replaced since the namespace was planned; plan it again")
         carried[node.uid] = (node, record)
     return carried
+
+
+def _reached_here(view: GraphView, carried: dict[str, tuple[Node, Inherited]],
+                  region: Affected) -> set[str]:
+    """The inherited records this task's own reach enters as well (an input of theirs lies
+    in A0: a record the conversation wrote from what it read): the task's rules decide them
+    as any node of A0 (support, rule 2), a removal handed on only adds to that. The edges
+    from A0 are known: the reach fetched every A0 node's outgoing edges."""
+    hops = view.in_hops_from_expanded((n for n, _ in carried.values()), E_PROP)
+    return {anchor.uid for anchor, _, far, _ in hops
+            if far.uid in region.nodes and far.uid != anchor.uid}
 
 
 def _producers(view: GraphView, quarantined: set[str],

@@ -16,9 +16,10 @@ written afresh; at times a stale snapshot (an earlier version than the latest), 
 conversation that started before the one whose writes it read; 1-2 faulty records. A copy
 whose version cannot be told (`History.unknown_copies`: a planted record's, a recording
 that renders what it read unlike its writer) is handed every version it may be: there the
-plan must hold all the reference's and may hold more. PROVREPAIR_NAMESPACE_EXAMPLES sets the
-number of examples (default 25, what `make test` runs); `python bench/namespace.py property`
-runs 500.
+plan must hold all the reference's and may hold more; so where versions of a record share a
+text (`History.collided`: which of them a copy is cannot be told either).
+PROVREPAIR_NAMESPACE_EXAMPLES sets the number of examples (default 25, what `make test`
+runs); `python bench/namespace.py property` runs 500.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def check(store: GraphStore, history: History, namespace: str) -> None:
         ingest_case(store, case)
     plan, trace = plan_namespace(store, namespace, history.faults)
     got, want = namespace_result(plan, trace, history), projected(history)
-    if history.unknown_copies():  # handed every version it may be: never less, maybe more
+    if history.unknown_copies() or history.collided:  # never less, maybe more
         # (more affected, so fewer steps with untainted support)
         assert all(set(want[k]) <= set(got[k]) for k in want if k != "supported_steps"), \
             (got, want)

@@ -13,6 +13,7 @@ from provrepair.provenance.errors import TaskConflict
 from provrepair.provenance.ingest import ingest_case
 from provrepair.provenance.keys import task_key
 from provrepair.provenance.store.base import GraphStore
+from provrepair.provenance.vocab import MemoryStatus
 from provrepair.repair.namespace_repair import repair_namespace
 from provrepair.repair.plan.namespace import plan_from_task, plan_namespace
 from tests.integration.test_namespace_rounds import NS, conversation
@@ -267,3 +268,79 @@ def test_structured_content_is_one_version_whatever_the_key_order(store: GraphSt
                  reader("c", 1000, '{"kind":"note","city":"Lyon"}')]:
         ingest_case(store, case)
     assert reached(store, ["x"]) == {"a": [(None, "x")], "c": [("a", "n")]}
+
+
+def test_a_note_saved_again_from_a_contaminated_copy_is_quarantined(store: GraphStore) -> None:
+    # a derives n from the fault and updates it (its n superseded: handed on as affected);
+    # b read a's n and saved it again unchanged (n~3, the same text as a's n): b's own rules
+    # quarantine n~3 (derived from a contaminated copy), whatever a handed its text on as.
+    a = conversation("a", 0, [("x", None, []), ("n", "s_2", ["x"]), ("n~2", "s_3", ["n"], "n")],
+                     [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n"]),
+                      ("memory_update", ["s_2"], ["n~2"]), ANSWER],
+                     contents={"x": POISONED, "n": "note from Lyon", "n~2": "note v2"})
+    a = a.model_copy(update={"memory_store": [
+        m.model_copy(update={"status": MemoryStatus.SUPERSEDED}) if m.memory_id == "n" else m
+        for m in a.memory_store]})
+    b = conversation("b", 1000, [("n", None, []), ("n~3", "s_2", ["n"], "n")],
+                     [("memory_read", ["n"], []), ("memory_update", ["s_1"], ["n~3"]), ANSWER],
+                     contents={"n": "note from Lyon", "n~3": "note from Lyon"})
+    for case in [a, b]:
+        ingest_case(store, case)
+    plan, _ = plan_namespace(store, NS, ["x"])
+    assert next(c for c in plan.conversations if c.task_id == "b").plan.quarantine_memory_ids \
+        == ["n~3"]
+
+
+def test_a_version_written_before_the_writer_read_the_record_starts_a_line(
+        store: GraphStore) -> None:
+    # r wrote n (the fault) before it read anything of it, then read w's later text; q read
+    # r's n and built m on it: r's write still starts a line, and q is reached from it.
+    for case in [
+        conversation("r", 0, [("n", "s_1", []), ("n~2", None, [], "n")],
+                     [("memory_write", [], ["n"]), ("memory_read", ["n~2"], []), ANSWER],
+                     contents={"n": POISONED, "n~2": FRESH}),
+        conversation("q", 1000, [("n", None, []), ("m", "s_2", ["n"])],
+                     [("memory_read", ["n"], []), ("memory_write", ["s_1"], ["m"]), ANSWER],
+                     contents={"n": POISONED}),
+        conversation("w", 2000, [("n", "s_1", [])], [("memory_write", [], ["n"]), ANSWER],
+                     contents={"n": FRESH}),
+    ]:
+        ingest_case(store, case)
+    assert ("r", "n") in reached(store, ["n"])["q"]
+
+
+def test_a_fault_written_back_after_another_version_is_seeded_where_first_read(
+        store: GraphStore) -> None:
+    # x (the fault, "Lyon") was in the store before; a read it and wrote n from it; c
+    # updated x to "Porto"; d updated it back to "Lyon" (after reading "Porto"): d's write
+    # starts no line, so the version is seeded where it was first read, at a.
+    for case in [
+        conversation("a", 0, [("x", None, []), ("n", "s_2", ["x"])],
+                     [("memory_read", ["x"], []), ("memory_write", ["s_1"], ["n"]), ANSWER],
+                     contents={"x": POISONED, "n": "note from Lyon"}),
+        conversation("c", 1000, [("x", None, []), ("x~2", "s_2", ["x"], "x")],
+                     [("memory_read", ["x"], []), ("memory_update", ["s_1"], ["x~2"]), ANSWER],
+                     contents={"x": POISONED, "x~2": FRESH}),
+        conversation("d", 2000, [("x~2", None, [], "x"), ("x~3", "s_2", ["x~2"], "x")],
+                     [("memory_read", ["x~2"], []), ("memory_update", ["s_1"], ["x~3"]), ANSWER],
+                     contents={"x~2": FRESH, "x~3": POISONED}),
+    ]:
+        ingest_case(store, case)
+    assert set(reached(store, ["x"])) == {"a", "c", "d"}
+
+
+def test_a_record_handed_as_removed_then_as_a_fault_is_only_deleted(store: GraphStore) -> None:
+    # a read n and updated it from the fault x (its n~1 quarantined: handed on as removed);
+    # b wrote n's same text afresh (a line of the faulty record n); c read that text: it is
+    # handed n as removed by a, then as a fault by b, and deletes it (a fault replaces what
+    # was handed before: never deleted and quarantined at once).
+    for case in [
+        conversation("a", 0, [("x", None, []), ("n", None, []), ("n~1", "s_3", ["x"], "n")],
+                     [("memory_read", ["x"], []), ("memory_read", ["n"], []),
+                      ("memory_update", ["s_1"], ["n~1"]), ANSWER],
+                     contents={"x": POISONED, "n": "old note", "n~1": "note from Lyon"}),
+        rewriter("b", 500, "note from Lyon"), reader("c", 1000, "note from Lyon")]:
+        ingest_case(store, case)
+    plan, _ = plan_namespace(store, NS, ["x", "n"])
+    c = next(c for c in plan.conversations if c.task_id == "c")
+    assert (c.plan.delete_memory_ids, c.plan.quarantine_memory_ids) == (["n"], [])
