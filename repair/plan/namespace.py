@@ -10,33 +10,39 @@ The namespace plan is our planner (dependency_guided: rules 1-8, docs/method.md 
 conversation, in time order, to a fixpoint:
 
 - a fault (an agent id) seeds where each line of the record's versions starts (`_origins`):
-  every version written afresh, and every version read that no conversation wrote; a fault
-  named in a task (`plan_from_task`) seeds that task's node;
+  every version written afresh (before its writer read the record), and every other version
+  read (from outside the recordings); a fault named in a task (`plan_from_task`) seeds that
+  task's node;
 - a planned conversation T hands each copy of a record in its affected region A0 on to
-  every other conversation that read the same version ("Versions"), and to every one that
-  read a version no conversation wrote and had not ended when T started. There the node is the fault itself (T
-  deleted it: it is a fault of that task too), or an inherited seed (T quarantined it, or
-  kept it with independent support): in A0 unconditionally and never independent evidence,
-  as in T's plan, and quarantined when T removed it (repair/plan/planner.py `inherited`);
+  every copy of the same version in another conversation ("Versions"), and to every copy
+  read of a version no conversation wrote in a conversation that had not ended when T
+  started. There the node is the fault itself (T deleted it: it is a fault of that task
+  too), or an inherited seed (T quarantined it, or kept it with independent support): in A0
+  unconditionally and never independent evidence, as in T's plan, and quarantined when T
+  removed it (repair/plan/planner.py `inherited`; one the conversation's own reach enters
+  too is decided by its rules, a removal handed on only adding to them);
 - a conversation's plan is the one made with every other conversation planned: a least
   fixpoint, computed as a pass over the reached conversations in time order (the sequential
   fixpoint; how it is computed: "Rounds" below), made again while a conversation hands a
   version to one that started before it.
 
-Versions. Which version of a record a conversation read is known by its content, the same
-in every recording of the namespace: the copy written and every copy read of it (the
-loaders record what a read returned). A version is handed on to every copy of it: a
-conversation whose snapshot predates a later write still read the earlier version, and a
-conversation running at once with the writer may have started before it. Time order cannot
-tell these apart (a loader stamps a read with the reader's clock), so it decides nothing
-here but the order plans are made in; a version handed to a conversation that started
-earlier (already planned) is kept and the walk made again with it (`_handed_back`):
-seeds only grow, so this ends, at the least fixpoint. A copy read whose content no other
-conversation wrote (the store before the recordings, a writer not recorded, or a recording
-that renders what it read unlike the writer's) may be any version: every reached copy of
-a conversation that started before the copy's conversation ended (`ended_at`, its latest
-time; unknown: any) is handed to it. Two versions with the same content are one here: both
-are handed on, an over-approximation, never a miss.
+Versions. Which version of a record a conversation read is known by its content (a JSON
+structure's canonical form), the same in every recording of the namespace: the copy
+written and every copy read of it (the loaders record what a read returned). A version is
+handed on to every copy of it: a conversation whose snapshot predates a later write still
+read the earlier version, and a conversation running at once with the writer may have
+started before it. Time order cannot tell these apart (a loader stamps a read with the
+reader's clock), so it decides nothing here but the order plans are made in; a version
+handed to a conversation that started earlier (already planned) is kept and the walk made
+again with it (`_handed_back`): seeds only grow, so this ends, at the least fixpoint. A
+copy written is handed to every copy another conversation wrote with the same text too
+(that one's later reads of its own text may have returned this one's). A copy read whose
+content no other conversation wrote (the store before the recordings, a writer not
+recorded, a recording that renders what it read unlike the writer's, no text at all) may be
+any version: every reached copy of a conversation that started before the copy's
+conversation ended (`ended_at`, its latest time; unknown, or a transcript's order-only
+clock: any) is handed to it. Two versions with the same content are one here: both are
+handed on, an over-approximation, never a miss.
 
 This is, conversation by conversation, the plan of one task made by concatenating the
 conversations in time order with each record read from the store joined to the version it
