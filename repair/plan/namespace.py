@@ -93,7 +93,7 @@ from provrepair.provenance.errors import InputError, ProvrepairError, RecordNotF
 from provrepair.provenance.keys import LIVE_PREFIX, agent_record_key, node_uid, task_key
 from provrepair.provenance.readback import get_task_props
 from provrepair.provenance.store.base import GraphStore, batched
-from provrepair.provenance.vocab import MemoryStatus
+from provrepair.provenance.vocab import EdgeLabel, MemoryStatus
 from provrepair.repair.plan.lockstep import Lockstep
 from provrepair.repair.plan.model import (
     AffectedAnswer,
@@ -287,12 +287,13 @@ def plan_namespace(store: GraphStore, namespace: str, faults: Iterable[str], *,
     known = _holders(store, namespace, records, f"namespace {namespace!r}: --faults names no "
                      "record (give the agent ids of the faulty records, comma-separated)")
     seeds: dict[str, _Seeds] = {}
+    updates = _updates(store, namespace, records)
     for record in records:
         if record not in known.groups:
             raise RecordNotFound(
                 f"memory namespace {namespace!r} holds no record {record!r}: no task of it has a "
                 "memory with that agent id (`provrepair memory --task T` lists a task's)")
-        for holder in _origins(known.groups[record]):
+        for holder in _origins(known.groups[record], updates):
             _seed_fault(seeds, record, holder)
     return _fixpoint(store, namespace, records, seeds, known, support_check, speculate)
 
@@ -332,30 +333,36 @@ def _holders(store: GraphStore, namespace: str, records: list[str], empty: str) 
     return known
 
 
-def _origins(group: _Group) -> list[Holder]:
+def _origins(group: _Group, updates: set[tuple[str, str]]) -> list[Holder]:
     """The versions of a faulty record (an agent id: which version was poisoned is not
     said) the fault is seeded at: where each line of its versions starts. Every version
-    written afresh (before the conversation that wrote it read any version of the record:
-    its earliest such), and every version read that no version written afresh has (it came
-    from outside the recordings: the store before them, an unrecorded writer, a writer that
-    wrote it again after reading others), at the first conversation holding it. A version
-    written as an update of one read is reached through the writer's plan, as inside one
-    task. The copies of a seeded version in other conversations are reached from it
-    (`_hand_on`). Over-approximates (the fault may be in one line only), never misses a
-    line."""
-    fresh: list[Holder] = []
-    for order in group.orders:
-        mine = group.by_task[order[2]]
-        written = [h for h in mine if h.produced]
-        first_read = min((h.version for h in mine if not h.produced), default=None)
-        if written:
-            first = min(written, key=lambda h: h.version)
-            if first_read is None or first.version < first_read:
-                fresh.append(first)
+    written afresh (not an update: no copy of the record the conversation holds is an input
+    of it or of the step that wrote it, `updates` by (task key, memory id); a recording's
+    times cannot say, a read copy carries the version's time in a case file), and every
+    version read that no version written afresh has (it came from outside the recordings:
+    the store before them, an unrecorded writer, a writer that wrote it back after reading
+    another), at the first conversation holding it. An update is reached through its
+    writer's plan from the copy it was written from, as inside one task. The copies of a
+    seeded version in other conversations are reached from it (`_hand_on`).
+    Over-approximates (the fault may be in one line only), never misses a line."""
+    fresh = [h for h in group.holders
+             if h.produced and (task_key(h.task_id), h.memory_id) not in updates]
     lines = {h.digest for h in fresh}
-    return fresh + [h for order in group.orders for h in group.by_task[order[2]]
-                    if not h.produced and h.digest not in lines
-                    and group.first_holder(h.digest) == order]
+    return sorted(fresh, key=lambda h: h.rank) + [
+        h for order in group.orders for h in group.by_task[order[2]]
+        if not h.produced and h.digest not in lines and group.first_holder(h.digest) == order]
+
+
+# The edges that carry a record's content into what is written from it (`_origins`).
+CONTENT_LABELS = sorted(label.value for label in (EdgeLabel.SUPPORT, EdgeLabel.CITE,
+                                                  EdgeLabel.DERIVE, EdgeLabel.CONSOLIDATE))
+
+
+def _updates(store: GraphStore, namespace: str, records: list[str]) -> set[tuple[str, str]]:
+    """(task key, memory id) of the versions of these records written as updates."""
+    return {(str(r["task_key"]), str(r["id"])) for r in store.run("list_record_updates", {
+        "record_keys": [agent_record_key(namespace, r) for r in records],
+        "labels": CONTENT_LABELS, "live_prefix": LIVE_PREFIX})}
 
 
 def _seed_fault(seeds: dict[str, _Seeds], record: str, holder: Holder) -> None:

@@ -344,3 +344,22 @@ def test_a_record_handed_as_removed_then_as_a_fault_is_only_deleted(store: Graph
     plan, _ = plan_namespace(store, NS, ["x", "n"])
     c = next(c for c in plan.conversations if c.task_id == "c")
     assert (c.plan.delete_memory_ids, c.plan.quarantine_memory_ids) == (["n"], [])
+
+
+def test_a_version_written_afresh_before_a_stale_read_starts_a_line(store: GraphStore) -> None:
+    # c wrote n afresh (from nothing it read), cited it, then read n from a stale snapshot
+    # (a's earlier version: its copy carries that version's time, earlier than c's write);
+    # d read c's version. c's write starts a line: c's claim and d are reached.
+    c = conversation("c", 1000, [("n", None, []), ("n~w", "s_1", [], "n")],
+                     [("memory_write", [], ["n~w"]), ("claim", ["n~w"], []),
+                      ("memory_read", ["n"], []), ("final_answer", ["s_2", "s_3"], [])],
+                     contents={"n": CLEAN, "n~w": POISONED})
+    c = c.model_copy(update={"memory_store": [
+        m.model_copy(update={"created_at": 2, "last_modified_at": 2}) if m.memory_id == "n"
+        else m for m in c.memory_store]})
+    for case in [rewriter("a", 0, CLEAN), c, reader("d", 2000, POISONED)]:
+        ingest_case(store, case)
+    plan, _ = plan_namespace(store, NS, ["n"])
+    by_task = {x.task_id: x for x in plan.conversations}
+    assert {"s_2", "s_4"} <= set(by_task["c"].plan.affected_ids)
+    assert "d" in by_task and by_task["d"].answer_affected
