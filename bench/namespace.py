@@ -49,9 +49,11 @@ from provrepair.benchmark.namespace_bench import METHODS, as_dicts, histories, s
 from provrepair.benchmark.namespace_cases import (
     History,
     concatenate,
+    conversation_times,
     random_history,
     user_history,
     wide_history,
+    written_by,
 )
 from provrepair.benchmark.random_cases import RandomChooser
 from provrepair.benchmark.reference import plan_in_memory
@@ -107,9 +109,8 @@ def _shapes(history: History) -> set[str]:
     latest: dict[str, str] = {}   # agent id → the latest version written so far
     started: dict[str, tuple[int, str]] = {}  # version → its writer's start
     for case in history.cases:    # in the order they ran
-        start = (min([u.timestamp for u in case.session]
-                     + [s.timestamp for s in case.trace]), case.task_id)
-        written = {g for s in case.trace for g in s.generated_memory_ids}
+        start = (conversation_times(case)[0], case.task_id)
+        written = written_by(case)
         held = {m.memory_id for m in case.memory_store}
         for m in case.memory_store:
             agent = m.record_id or m.memory_id

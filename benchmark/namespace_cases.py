@@ -70,18 +70,19 @@ class History:
         record: which version it is cannot be told, so the namespace plan hands it that
         one's reached versions (repair/plan/namespace.py "Versions"), where the reference
         joins it to the one it is: there the plan may only hold more."""
+        times = {case.task_id: conversation_times(case) for case in self.cases}
         written: dict[str, set[str]] = {}  # content → the conversations that wrote it
         for case in self.cases:
-            mine = _written_by(case)
+            mine = written_by(case)
             for m in case.memory_store:
                 if m.memory_id in mine:
                     written.setdefault(m.content, set()).add(case.task_id)
         found: list[tuple[str, str]] = []
         for case in self.cases:
-            mine, ended = _written_by(case), _times(case)[1]
+            mine, ended = written_by(case), times[case.task_id][1]
             others: dict[str, set[str]] = {}  # agent id → contents held by those before
             for other in self.cases:
-                if other is not case and _times(other)[0] <= ended:
+                if other is not case and times[other.task_id][0] <= ended:
                     for m in other.memory_store:
                         others.setdefault(m.record_id or m.memory_id, set()).add(m.content)
             found += [(case.task_id, m.memory_id) for m in case.memory_store
@@ -91,11 +92,12 @@ class History:
         return found
 
 
-def _written_by(case: Case) -> set[str]:
+def written_by(case: Case) -> set[str]:
+    """The memory ids the conversation wrote."""
     return {g for s in case.trace for g in s.generated_memory_ids}
 
 
-def _times(case: Case) -> tuple[int, int]:
+def conversation_times(case: Case) -> tuple[int, int]:
     """A conversation's start and end as the store takes them (provenance/agent_records.py)."""
     times = [u.timestamp for u in case.session] + [s.timestamp for s in case.trace]
     return min(times), max(times)

@@ -98,6 +98,6 @@ def link_stored_task(store: GraphStore, key: str, namespace: str) -> None:
              if r["props"].get("origin_run") is None]
     task = store.run("get_task", {"task_key": key})
     world = json.loads(task[0]["props"].get("world_json") or "{}") if task else {}
+    timed = world.get(CLOCK) != ORDER_ONLY
     link_agent_records(store, key, namespace, [p for p in nodes if p["kind"] == "memory"],
-                       [p["ts"] for p in nodes if p["kind"] != "memory"
-                        and world.get(CLOCK) != ORDER_ONLY])
+                       [p["ts"] for p in nodes if p["kind"] != "memory" and timed])

@@ -211,38 +211,33 @@ class _Outcome:
 @dataclass
 class _Group:
     """The holders of one record, by task, and the tasks' places in time, sorted; and its
-    versions ("Versions"): the copies of each content, the tasks that wrote each, and the
-    copies read whose content no other conversation wrote."""
+    versions ("Versions"): the copies of each content, and the copies read whose content
+    no other conversation wrote."""
 
     holders: list[Holder]
     by_task: dict[str, list[Holder]]
     orders: list[Order]
     copies: dict[str, list[Holder]]    # digest → its copies (read or written), in time order
-    writers: dict[str, set[str]]       # digest → the tasks that wrote that version
-    holders_of: dict[str, set[str]]    # digest → the tasks holding a copy of it
     unmatched: list[Holder]            # copies read of a version no other one wrote
 
     @staticmethod
     def of(holders: list[Holder]) -> _Group:
         by_task: dict[str, list[Holder]] = defaultdict(list)
         copies: dict[str, list[Holder]] = defaultdict(list)
-        writers: dict[str, set[str]] = defaultdict(set)
-        holders_of: dict[str, set[str]] = defaultdict(set)
+        writers: dict[str, set[str]] = defaultdict(set)  # digest → the tasks that wrote it
         for h in sorted(holders, key=lambda h: h.rank):
             by_task[h.task_id].append(h)
-            holders_of[h.digest].add(h.task_id)
             copies[h.digest].append(h)
             if h.produced:
                 writers[h.digest].add(h.task_id)
         unmatched = [h for c in copies.values() for h in c
                      if not h.produced and not writers.get(h.digest, set()) - {h.task_id}]
         return _Group(holders, dict(by_task), sorted({h.order for h in holders}),
-                      dict(copies), dict(writers), dict(holders_of),
-                      sorted(unmatched, key=lambda h: h.rank))
+                      dict(copies), sorted(unmatched, key=lambda h: h.rank))
 
     def first_holder(self, digest: str) -> Order:
         """The place in time of the first conversation holding a copy of this version."""
-        return min(self.by_task[t][0].order for t in self.holders_of[digest])
+        return self.copies[digest][0].order
 
 
 @dataclass
